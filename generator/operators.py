@@ -1,0 +1,145 @@
+"""Operators as contracts (the PyOpenCL scan generator's idea): an operator is data.
+
+Every operator, builtin or user, is an `Operator`: the input element type, the accumulator
+type, the result type, and four C function bodies:
+
+    lift(x, i)     input element x at global index i -> accumulator     (default: x itself)
+    combine(a, b)  accumulator x accumulator -> accumulator, associative
+    identity()     the accumulator e with combine(e, a) == combine(a, e) == a
+    finalize(r)    accumulator -> result                                (default: r itself)
+
+and a `commutative` flag.  Templates only ever read these fields; they never look at an
+operator's name.  A non-commutative operator is folded in input order, x[0] (+) x[1] (+) ...
+"""
+
+from dataclasses import dataclass
+
+from .ctypes_ import BUILTIN_TYPES, CType, struct_type
+
+
+@dataclass(frozen=True)
+class Operator:
+    name: str
+    in_type: CType
+    acc_type: CType
+    out_type: CType
+    combine: str
+    identity: str
+    commutative: bool
+    lift: str = "return x;"
+    finalize: str = "return r;"
+    summary: str = ""
+
+    @property
+    def extra_types(self):
+        """Types this operator brings along (pair structs, compensated accumulators)."""
+        seen = []
+        for t in (self.in_type, self.acc_type, self.out_type):
+            if t.kind == "struct" and t.definition and t not in seen:
+                seen.append(t)
+        return seen
+
+
+def _ret(expr: str) -> str:
+    return f"return {expr};"
+
+
+# ----------------------------------------------------------------------------------------------
+# builtin operators: name -> (applies to, factory(prefix, type) -> Operator, one-line summary)
+
+
+def _sum(prefix, t):
+    if t.is_integer:  # wraps modulo 2^bits, as the C unsigned types do; no signed overflow
+        body = _ret(f"({t.c})(({t.wide})a + ({t.wide})b)")
+    else:
+        body = _ret("a + b")
+    return Operator("sum", t, t, t, body, _ret(f"({t.c})0"), True, summary="sum")
+
+
+def _prod(prefix, t):
+    if t.is_integer:
+        body = _ret(f"({t.c})(({t.wide})a * ({t.wide})b)")
+    else:
+        body = _ret("a * b")
+    return Operator("prod", t, t, t, body, _ret(f"({t.c})1"), True, summary="product")
+
+
+def _minmax(which):
+    def make(prefix, t):
+        if t.is_float:
+            fn = {"min": "fmin", "max": "fmax"}[which] + ("f" if t.size == 4 else "")
+            body = _ret(f"{fn}(a, b)")
+        else:
+            body = _ret("b < a ? b : a") if which == "min" else _ret("a < b ? b : a")
+        ident = t.literal_max if which == "min" else t.literal_min
+        return Operator(which, t, t, t, body, _ret(ident), True,
+                        summary="minimum" if which == "min" else "maximum")
+    return make
+
+
+def _bitwise(which, sym, ident):
+    def make(prefix, t):
+        return Operator(which, t, t, t, _ret(f"({t.c})(a {sym} b)"), _ret(ident.format(c=t.c)), True,
+                        summary=f"bitwise {which}")
+    return make
+
+
+def arg_type(prefix, t):
+    """The (value, index) pair that argmin/argmax return; public, declared in the header."""
+    name = f"{prefix}_arg_{t.name}"
+    definition = (f"typedef struct {{ {t.c} value; int64_t index; }} {name};"
+                  f"  /* index -1: empty input */")
+    return struct_type(name, name, 16 if t.size <= 8 else t.size + 8, definition)
+
+
+def _arg(which):
+    def make(prefix, t):
+        pair = arg_type(prefix, t)
+        better = "b.value < a.value" if which == "min" else "a.value < b.value"
+        # Ties go to the lower index; the identity's index -1 compares as the largest.
+        combine = (f"if ({better} || (b.value == a.value && (uint64_t)b.index < (uint64_t)a.index))"
+                   f" return b;\n    return a;")
+        ident_value = t.literal_max if which == "min" else t.literal_min
+        identity = f"{pair.c} r; r.value = {ident_value}; r.index = -1; return r;"
+        lift = f"{pair.c} r; r.value = x; r.index = (int64_t)i; return r;"
+        return Operator(f"arg{which}", t, pair, pair, combine, identity, True, lift=lift,
+                        summary=f"arg{which}: (value, lowest index of it)")
+    return make
+
+
+def _ksum(prefix, t):
+    """Kahan-Babuska / Neumaier compensated sum: a running sum and its lost low-order part."""
+    acc = struct_type(f"ksum_{t.name}", f"ksum_{t.name}", 2 * t.size,
+                      f"typedef struct {{ {t.c} sum; {t.c} err; }} ksum_{t.name};", public=False)
+    combine = (f"ksum_{t.name} r;\n"
+               f"    r.sum = a.sum + b.sum;\n"
+               f"    /* the low-order bits the addition dropped, recovered exactly (Neumaier) */\n"
+               f"    {t.c} lost = fabs(a.sum) >= fabs(b.sum) ? (a.sum - r.sum) + b.sum : (b.sum - r.sum) + a.sum;\n"
+               f"    r.err = (a.err + b.err) + lost;\n"
+               f"    return r;")
+    identity = f"ksum_{t.name} r; r.sum = 0; r.err = 0; return r;"
+    lift = f"ksum_{t.name} r; r.sum = x; r.err = 0; return r;"
+    return Operator("ksum", t, acc, t, combine, identity, True, lift=lift,
+                    finalize="return r.sum + r.err;", summary="compensated (Neumaier) sum")
+
+
+INTEGERS = tuple(n for n, t in BUILTIN_TYPES.items() if t.is_integer)
+FLOATS = tuple(n for n, t in BUILTIN_TYPES.items() if t.is_float)
+NUMERIC = INTEGERS + FLOATS
+
+BUILTIN_OPERATORS = {
+    "sum": (NUMERIC, _sum),
+    "prod": (NUMERIC, _prod),
+    "min": (NUMERIC, _minmax("min")),
+    "max": (NUMERIC, _minmax("max")),
+    "and": (INTEGERS, _bitwise("and", "&", "({c})~0")),
+    "or": (INTEGERS, _bitwise("or", "|", "({c})0")),
+    "xor": (INTEGERS, _bitwise("xor", "^", "({c})0")),
+    "argmin": (NUMERIC, _arg("min")),
+    "argmax": (NUMERIC, _arg("max")),
+    "ksum": (FLOATS, _ksum),
+}
+
+
+def builtin(prefix: str, name: str, t: CType) -> Operator:
+    return BUILTIN_OPERATORS[name][1](prefix, t)

@@ -1,0 +1,352 @@
+"""Reading and checking a spec.
+
+A spec comes from a TOML file, from the command line, or both (command-line entries are added
+to the file's).  Every problem is reported as one `SpecError` line that names the source, the
+key and what is wrong; nothing is written until the whole spec has been checked.
+
+    prefix = "vec"                     # every public symbol starts with it
+
+    [[type]]                           # a user type: its C definition and sizeof
+    name = "mat2u"
+    size = 16
+    c = "typedef struct { uint32_t a, b, c, d; } mat2u;"
+
+    [[operator]]                       # a user operator: the contract of operators.py
+    name = "mat2mul"
+    type = "mat2u"
+    identity = "{1u, 0u, 0u, 1u}"      # a C initializer for the type
+    commutative = false
+    combine = "..."                    # an expression of a and b, or
+    combine_body = "..."               # statements of a and b that return the result
+    # input = "f32" with lift = "..." (expression of x and its index i) or lift_body: reduce
+    # an array of another type, e.g. floats into a Welford (count, mean, M2) accumulator
+
+    [[reduce]]                         # kernel instances; op and type may be lists
+    op = ["sum", "min"]
+    type = ["f32", "i32"]
+    block = 256                        # threads a block: a power of two, 32..1024
+    items = 16                         # items a thread per step (the tile); default by size
+    name = "..."                       # optional public name (one instance only)
+"""
+
+import re
+import tomllib
+from dataclasses import dataclass
+
+from .ctypes_ import BUILTIN_TYPES, CType, struct_type
+from .operators import BUILTIN_OPERATORS, Operator, builtin
+
+IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_TILE_BYTES = 1024          # items x size a thread holds in registers at once
+
+
+class SpecError(Exception):
+    """One clear line: `source: key: problem`."""
+
+    def __init__(self, source: str, key: str, problem: str):
+        self.source, self.key, self.problem = source, key, problem
+        super().__init__(f"{source}: {key}: {problem}" if key else f"{source}: {problem}")
+
+
+@dataclass(frozen=True)
+class ReduceInstance:
+    """One reduce kernel to generate: what it computes and how it is shaped."""
+    prefix: str
+    op: Operator
+    block: int
+    items: int
+    public_name: str
+
+    @property
+    def kernel_name(self) -> str:
+        # The internal name encodes every parameter; the public one stays short and stable.
+        return (f"{self.prefix}_k_reduce_{self.op.name}_{self.op.in_type.name}"
+                f"_b{self.block}_t{self.items}")
+
+    @property
+    def file_stem(self) -> str:
+        return self.public_name
+
+
+@dataclass
+class Spec:
+    prefix: str
+    source: str
+    user_types: list
+    user_operators: dict
+    reduces: list
+
+    @property
+    def instances(self):
+        return list(self.reduces)
+
+
+# ---------------------------------------------------------------------------------------------
+# small checkers: each raises SpecError naming the key
+
+
+class _Table:
+    """A TOML table being read: remembers where it came from and which keys were used."""
+
+    def __init__(self, source: str, where: str, data):
+        if not isinstance(data, dict):
+            raise SpecError(source, where, f"expected a table, got {_kind(data)}")
+        self.source, self.where, self.data = source, where, data
+
+    def key(self, k):
+        return f"{self.where}.{k}" if self.where else k
+
+    def fail(self, k, problem):
+        raise SpecError(self.source, self.key(k), problem)
+
+    def get(self, k, kind, default=None, required=False):
+        if k not in self.data:
+            if required:
+                self.fail(k, "missing (required)")
+            return default
+        v = self.data[k]
+        ok = {
+            "str": isinstance(v, str),
+            "int": isinstance(v, int) and not isinstance(v, bool),
+            "bool": isinstance(v, bool),
+            "str|list": isinstance(v, str) or (isinstance(v, list) and v and all(isinstance(x, str) for x in v)),
+        }[kind]
+        if not ok:
+            want = {"str": "a string", "int": "an integer", "bool": "true or false",
+                    "str|list": "a string or a non-empty list of strings"}[kind]
+            self.fail(k, f"expected {want}, got {_kind(v)}")
+        return v
+
+    def ident(self, k, required=True):
+        v = self.get(k, "str", required=required)
+        if v is not None and not IDENT.match(v):
+            self.fail(k, f"{v!r} is not a C identifier")
+        return v
+
+    def no_other_keys(self, allowed):
+        for k in self.data:
+            if k not in allowed:
+                self.fail(k, f"unknown key (known: {', '.join(sorted(allowed))})")
+
+
+def _kind(v):
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", dict: "a table"}.get(type(v), type(v).__name__)
+
+
+def _check_block(t: _Table, k, v):
+    if v is None:
+        return 256
+    if v < 32 or v > 1024 or v & (v - 1):
+        t.fail(k, f"{v} is not a power of two between 32 and 1024")
+    return v
+
+
+def _default_items(ty: CType) -> int:
+    # 64 bytes a thread per step: four 16-byte loads in flight per lane, whatever the type.
+    return max(1, min(64, 64 // ty.size)) if ty.size <= 64 else 1
+
+
+def _check_items(t: _Table, k, v, ty: CType):
+    if v is None:
+        return _default_items(ty)
+    if v < 1 or v > 64:
+        t.fail(k, f"{v} items a thread is outside 1..64")
+    if v * ty.size > MAX_TILE_BYTES:
+        t.fail(k, f"{v} items of {ty.name} ({ty.size} bytes) is more than {MAX_TILE_BYTES} bytes a thread")
+    return v
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _body(t: _Table, expr_key, body_key, params, required=True):
+    """A C function body from `key` (an expression) or `key_body` (statements)."""
+    expr, body = t.get(expr_key, "str"), t.get(body_key, "str")
+    if expr is not None and body is not None:
+        t.fail(body_key, f"give either {expr_key} or {body_key}, not both")
+    if expr is None and body is None:
+        if required:
+            t.fail(expr_key, f"missing: an expression of {params} ({expr_key}) or statements ({body_key})")
+        return None
+    if expr is not None:
+        if not expr.strip():
+            t.fail(expr_key, "is empty")
+        return f"return {expr.strip()};"
+    if "return" not in body:
+        t.fail(body_key, "has no return statement")
+    return body.strip()
+
+
+def _read_types(source, data, types):
+    out = []
+    for n, raw in enumerate(data):
+        t = _Table(source, f"type[{n}]", raw)
+        t.no_other_keys({"name", "size", "c"})
+        name = t.ident("name")
+        if name in types:
+            t.fail("name", f"type {name!r} is already defined")
+        size = t.get("size", "int", required=True)
+        if size < 1 or size > 1024:
+            t.fail("size", f"{size} bytes is outside 1..1024")
+        c = t.get("c", "str", required=True)
+        if not re.search(r"\b" + re.escape(name) + r"\b", c):
+            t.fail("c", f"the C definition does not define {name!r}")
+        ty = struct_type(name, name, size, c.strip())
+        types[name] = ty
+        out.append(ty)
+    return out
+
+
+def _read_operators(source, data, types):
+    ops = {}
+    for n, raw in enumerate(data):
+        t = _Table(source, f"operator[{n}]", raw)
+        t.no_other_keys({"name", "type", "identity", "commutative", "combine", "combine_body",
+                         "input", "lift", "lift_body", "summary"})
+        name = t.ident("name")
+        if name in BUILTIN_OPERATORS or name in ops:
+            t.fail("name", f"operator {name!r} is already defined")
+        tname = t.get("type", "str", required=True)
+        if tname not in types:
+            t.fail("type", f"unknown type {tname!r} (known: {', '.join(types)})")
+        acc = types[tname]
+        ident = t.get("identity", "str", required=True).strip()
+        if not ident:
+            t.fail("identity", "is empty")
+        commutative = t.get("commutative", "bool", required=True)
+        combine = _body(t, "combine", "combine_body", "a and b")
+        in_name = t.get("input", "str")
+        in_type = acc
+        lift = "return x;"
+        if in_name is not None:
+            if in_name not in types:
+                t.fail("input", f"unknown type {in_name!r} (known: {', '.join(types)})")
+            in_type = types[in_name]
+            lift = _body(t, "lift", "lift_body", "x and its index i")
+        elif t.get("lift", "str") is not None or t.get("lift_body", "str") is not None:
+            t.fail("lift", "needs input = \"<type>\" (the type of the array elements)")
+        identity = f"{acc.c} r = {ident}; return r;"
+        ops[name] = Operator(name, in_type, acc, acc, combine, identity, commutative, lift=lift,
+                             summary=t.get("summary", "str", default=name))
+    return ops
+
+
+def _expand(t: _Table, k):
+    v = t.get(k, "str|list")
+    return [v] if isinstance(v, str) else v
+
+
+def _read_reduces(source, entries, prefix, types, user_ops):
+    """entries: (where, table) pairs; `where` names the table in error messages."""
+    out = []
+    for where, raw in entries:
+        t = _Table(source, where, raw)
+        t.no_other_keys({"op", "type", "block", "items", "name"})
+        op_names = _expand(t, "op") if "op" in t.data else t.fail("op", "missing (required)")
+        type_names = _expand(t, "type") if "type" in t.data else None
+        block = _check_block(t, "block", t.get("block", "int"))
+        items_raw = t.get("items", "int")
+        name = t.ident("name", required=False)
+        combos = []
+        for op_name in op_names:
+            if op_name in user_ops:
+                op = user_ops[op_name]
+                for tn in type_names or [op.in_type.name]:
+                    if tn != op.in_type.name:
+                        t.fail("type", f"operator {op_name!r} reduces {op.in_type.name}, not {tn!r}")
+                combos.append(op)
+            elif op_name in BUILTIN_OPERATORS:
+                allowed = BUILTIN_OPERATORS[op_name][0]
+                if type_names is None:
+                    t.fail("type", f"missing: builtin operator {op_name!r} needs a type")
+                for tn in type_names:
+                    if tn not in types:
+                        t.fail("type", f"unknown type {tn!r} (known: {', '.join(types)})")
+                    if tn not in allowed:
+                        t.fail("type", f"operator {op_name!r} does not apply to {tn!r} (it takes: {', '.join(allowed)})")
+                    combos.append(builtin(prefix, op_name, types[tn]))
+            else:
+                known = list(BUILTIN_OPERATORS) + list(user_ops)
+                t.fail("op", f"unknown operator {op_name!r} (known: {', '.join(known)})")
+        if name is not None and len(combos) != 1:
+            t.fail("name", "a public name needs exactly one op and one type")
+        for op in combos:
+            items = _check_items(t, "items", items_raw, op.in_type)
+            public = name or f"{prefix}_reduce_{op.name}_{op.in_type.name}"
+            if name is not None and not public.startswith(prefix + "_"):
+                public = f"{prefix}_{name}"
+            out.append((t, ReduceInstance(prefix, op, block, items, public)))
+    return out
+
+
+def parse(data: dict, source: str, extra_reduces=(), prefix_override=None) -> Spec:
+    """Check a spec already read into Python values; return the Spec or raise SpecError."""
+    top = _Table(source, "", data)
+    top.no_other_keys({"prefix", "type", "operator", "reduce"})
+    if prefix_override is not None:
+        if not IDENT.match(prefix_override):
+            raise SpecError("command line", "--prefix", f"{prefix_override!r} is not a C identifier")
+        prefix = prefix_override
+    else:
+        prefix = top.ident("prefix", required=True)
+    if prefix.startswith("__") or len(prefix) > 32:
+        top.fail("prefix", f"{prefix!r} should not start with '__' and has at most 32 characters")
+    for k in ("type", "operator", "reduce"):
+        if k in data and not (isinstance(data[k], list) and all(isinstance(x, dict) for x in data[k])):
+            top.fail(k, f"expected an array of tables ([[{k}]]), got {_kind(data[k])}")
+
+    types = dict(BUILTIN_TYPES)
+    user_types = _read_types(source, data.get("type", []), types)
+    user_ops = _read_operators(source, data.get("operator", []), types)
+    file_entries = [(f"reduce[{n}]", raw) for n, raw in enumerate(data.get("reduce", []))]
+    reduces = _read_reduces(source, file_entries, prefix, types, user_ops)
+    cli_entries = [(f"--reduce {text}", parse_cli_reduce(text)) for text in extra_reduces]
+    reduces += _read_reduces("command line", cli_entries, prefix, types, user_ops)
+    if not reduces:
+        raise SpecError(source, "reduce", "the spec asks for no kernel (add a [[reduce]] table or --reduce)")
+
+    seen = {}
+    for t, inst in reduces:
+        if inst.public_name in seen:
+            t.fail("name", f"{inst.public_name} is generated twice (also by {seen[inst.public_name]});"
+                           f" give one of them a name")
+        seen[inst.public_name] = t.where
+    return Spec(prefix, source, user_types, user_ops, [inst for _, inst in reduces])
+
+
+def load(path, extra_reduces=(), prefix_override=None) -> Spec:
+    """Read a TOML spec file (path may be None: command line only)."""
+    if path is None:
+        if prefix_override is None:
+            raise SpecError("command line", "--prefix", "missing: give a spec file or --prefix")
+        return parse({}, "command line", extra_reduces, prefix_override)
+    source = str(path)
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise SpecError(source, "", "no such file")
+    except IsADirectoryError:
+        raise SpecError(source, "", "is a directory, not a spec file")
+    except PermissionError:
+        raise SpecError(source, "", "cannot be read (permission denied)")
+    except UnicodeDecodeError as e:
+        raise SpecError(source, "", f"is not UTF-8 text ({e.reason})")
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(source, "", f"not valid TOML: {e}")
+    return parse(data, source, extra_reduces, prefix_override)
+
+
+def parse_cli_reduce(text: str) -> dict:
+    """`--reduce OP:TYPE[:bBLOCK][:tITEMS]` -> a [[reduce]] table."""
+    parts = text.split(":")
+    if len(parts) < 2 or not parts[0] or not parts[1]:
+        raise SpecError("command line", f"--reduce {text}", "expected OP:TYPE[:bBLOCK][:tITEMS], e.g. sum:f32:b256:t16")
+    table = {"op": parts[0], "type": parts[1]}
+    for p in parts[2:]:
+        m = re.fullmatch(r"([bt])(\d+)", p)
+        if not m:
+            raise SpecError("command line", f"--reduce {text}", f"{p!r} is neither bBLOCK nor tITEMS")
+        table["block" if m.group(1) == "b" else "items"] = int(m.group(2))
+    return table
