@@ -31,13 +31,18 @@ class Operator:
     summary: str = ""
 
     @property
-    def extra_types(self):
-        """Types this operator brings along (pair structs, compensated accumulators)."""
+    def struct_types(self):
+        """The distinct struct types among input, accumulator and result."""
         seen = []
         for t in (self.in_type, self.acc_type, self.out_type):
-            if t.kind == "struct" and t.definition and t not in seen:
+            if t.kind == "struct" and t not in seen:
                 seen.append(t)
         return seen
+
+    @property
+    def extra_types(self):
+        """Types this operator brings along (pair structs, compensated accumulators)."""
+        return [t for t in self.struct_types if t.definition]
 
 
 def _ret(expr: str) -> str:
@@ -109,16 +114,17 @@ def _arg(which):
 
 def _ksum(prefix, t):
     """Kahan-Babuska / Neumaier compensated sum: a running sum and its lost low-order part."""
-    acc = struct_type(f"ksum_{t.name}", f"ksum_{t.name}", 2 * t.size,
-                      f"typedef struct {{ {t.c} sum; {t.c} err; }} ksum_{t.name};", public=False)
-    combine = (f"ksum_{t.name} r;\n"
+    name = f"{prefix}_ksum_{t.name}"   # public: an exclusive scan's init has this type
+    acc = struct_type(name, name, 2 * t.size,
+                      f"typedef struct {{ {t.c} sum; {t.c} err; }} {name};  /* value: sum + err */")
+    combine = (f"{name} r;\n"
                f"    r.sum = a.sum + b.sum;\n"
                f"    /* the low-order bits the addition dropped, recovered exactly (Neumaier) */\n"
                f"    {t.c} lost = fabs(a.sum) >= fabs(b.sum) ? (a.sum - r.sum) + b.sum : (b.sum - r.sum) + a.sum;\n"
                f"    r.err = (a.err + b.err) + lost;\n"
                f"    return r;")
-    identity = f"ksum_{t.name} r; r.sum = 0; r.err = 0; return r;"
-    lift = f"ksum_{t.name} r; r.sum = x; r.err = 0; return r;"
+    identity = f"{name} r; r.sum = 0; r.err = 0; return r;"
+    lift = f"{name} r; r.sum = x; r.err = 0; return r;"
     return Operator("ksum", t, acc, t, combine, identity, True, lift=lift,
                     finalize="return r.sum + r.err;", summary="compensated (Neumaier) sum")
 
@@ -143,3 +149,35 @@ BUILTIN_OPERATORS = {
 
 def builtin(prefix: str, name: str, t: CType) -> Operator:
     return BUILTIN_OPERATORS[name][1](prefix, t)
+
+
+# ----------------------------------------------------------------------------------------------
+# derived operators: what the scan family runs
+
+
+def segmented(op: Operator, counted: bool = False) -> Operator:
+    """The segmented form of `op` (Blelloch; Schwartz): a value and a head flag,
+
+        (a, fa) (+) (b, fb) = (fb ? b : a (+) b,  fa | fb)
+
+    associative whenever `op` is, and never commutative.  A scan with it restarts at every head.
+    `counted` adds the number of heads folded, which numbers the segments (reduce by key)."""
+    acc = op.acc_type
+    name = f"seg{'c' if counted else ''}_{acc.name}"
+    # 8-byte aligned whatever the value's own alignment (up to 8), so the size is known here
+    size = ((acc.size + 3) // 4 * 4 + 4 + 7) // 8 * 8 + (8 if counted else 0)
+    t = struct_type(name, name, size,
+                    f"typedef struct __align__(8) {{ {acc.c} v; uint32_t head; "
+                    f"{'uint64_t count; ' if counted else ''}}} {name};"
+                    f"  /* a segment's fold so far; head: a segment starts inside{'; count: heads' if counted else ''} */",
+                    public=False)
+    combine = (f"{name} r;\n"
+               f"    r.v = b.head ? b.v : op_combine(a.v, b.v);\n"
+               f"    r.head = a.head | b.head;\n" + ("    r.count = a.count + b.count;\n" if counted else "") +
+               f"    return r;")
+    identity = (f"{name} r;\n    r.v = op_identity();\n    r.head = 0;\n" +
+                ("    r.count = 0;\n" if counted else "") + "    return r;")
+    lift = (f"{name} r;\n    r.v = op_lift(x, i);\n    r.head = head;\n" +
+            ("    r.count = head;\n" if counted else "") + "    return r;")
+    return Operator(f"seg_{op.name}", op.in_type, t, op.out_type, combine, identity, False, lift=lift,
+                    finalize="return op_finalize(r.v);", summary=f"segmented {op.summary}")

@@ -34,10 +34,11 @@ import tomllib
 from dataclasses import dataclass
 
 from .ctypes_ import BUILTIN_TYPES, CType, struct_type
-from .operators import BUILTIN_OPERATORS, Operator, builtin
+from .operators import BUILTIN_OPERATORS, INTEGERS, Operator, builtin, segmented
 
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_TILE_BYTES = 1024          # items x size a thread holds in registers at once
+SEGMENT_TILE_BYTES = 40 * 1024  # shared memory a segmented reduce's tile of folds and head marks may take
 
 
 class SpecError(Exception):
@@ -49,23 +50,58 @@ class SpecError(Exception):
 
 
 @dataclass(frozen=True)
-class ReduceInstance:
-    """One reduce kernel to generate: what it computes and how it is shaped."""
+class Instance:
+    """One kernel to generate: which primitive, what it computes and how it is shaped."""
     prefix: str
+    primitive: str            # reduce, scan, exscan, segscan, exsegscan, segreduce, reduce_by_key
     op: Operator
     block: int
     items: int
     public_name: str
+    heads: str = ""           # where segments start: "flags", "keys", "offsets" (segmented primitives)
+    index: CType = None       # the key type (heads = "keys") or the offset type (heads = "offsets")
 
     @property
     def kernel_name(self) -> str:
         # The internal name encodes every parameter; the public one stays short and stable.
-        return (f"{self.prefix}_k_reduce_{self.op.name}_{self.op.in_type.name}"
+        return (f"{self.prefix}_k_{self.primitive}_{self.op.name}_{self.op.in_type.name}{self.index_suffix}"
                 f"_b{self.block}_t{self.items}")
+
+    @property
+    def index_suffix(self) -> str:
+        if self.heads == "keys":
+            return f"_by_{self.index.name}"
+        if self.heads == "offsets":
+            return f"_o{self.index.name}"
+        return ""
 
     @property
     def file_stem(self) -> str:
         return self.public_name
+
+    @property
+    def symbols(self) -> tuple:
+        """The C functions the header declares for this instance."""
+        return (self.public_name, f"{self.public_name}_workspace_bytes")
+
+    @property
+    def exclusive(self) -> bool:
+        return self.primitive in ("exscan", "exsegscan")
+
+    @property
+    def family(self) -> str:
+        """reduce, or scan: every other primitive is a scan over a (possibly derived) operator."""
+        return "reduce" if self.primitive == "reduce" else "scan"
+
+    @property
+    def tile_op(self) -> Operator:
+        """The operator the scan family's tiles and look-back run: `op`, or its segmented form."""
+        if not self.heads:
+            return self.op
+        return segmented(self.op, counted=self.primitive == "reduce_by_key")
+
+
+ReduceInstance = Instance     # the name the reduce emitter and tests know
 
 
 @dataclass
@@ -74,11 +110,7 @@ class Spec:
     source: str
     user_types: list
     user_operators: dict
-    reduces: list
-
-    @property
-    def instances(self):
-        return list(self.reduces)
+    instances: list
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,9 +179,10 @@ def _default_items(ty: CType) -> int:
     return max(1, min(64, 64 // ty.size)) if ty.size <= 64 else 1
 
 
-def _check_items(t: _Table, k, v, ty: CType):
+def _check_items(t: _Table, k, v, ty: CType, scan=False):
     if v is None:
-        return _default_items(ty)
+        # a scan keeps a whole tile of accumulators in registers: smaller tiles for wide ones
+        return _default_items(ty) if not scan else max(1, min(16, 64 // ty.size))
     if v < 1 or v > 64:
         t.fail(k, f"{v} items a thread is outside 1..64")
     if v * ty.size > MAX_TILE_BYTES:
@@ -237,12 +270,69 @@ def _expand(t: _Table, k):
     return [v] if isinstance(v, str) else v
 
 
-def _read_reduces(source, entries, prefix, types, user_ops):
-    """entries: (where, table) pairs; `where` names the table in error messages."""
+SCAN_KINDS = {"inclusive": "", "exclusive": "ex"}
+TABLE_KEYS = {
+    "reduce": {"op", "type", "block", "items", "name"},
+    "scan": {"op", "type", "block", "items", "name", "kind"},
+    "segscan": {"op", "type", "block", "items", "name", "kind", "heads", "key"},
+    "segreduce": {"op", "type", "block", "items", "name", "by", "key", "offset"},
+}
+
+
+def _choice(t: _Table, k, allowed, default):
+    v = t.get(k, "str", default=default)
+    if v not in allowed:
+        t.fail(k, f"{v!r} is not one of: {', '.join(allowed)}")
+    return v
+
+
+def _index_type(t: _Table, k, types, default=None):
+    """A key or offset type: a builtin integer type."""
+    v = t.get(k, "str", default=default, required=default is None)
+    if v not in INTEGERS:
+        t.fail(k, f"{v!r} is not an integer type (known: {', '.join(INTEGERS)})")
+    return types[v]
+
+
+def _primitives(table_kind, t: _Table, types):
+    """[(primitive, heads, index type)] that one table asks for."""
+    if table_kind == "reduce":
+        return [("reduce", "", None)]
+    kinds = _expand(t, "kind") if "kind" in t.data else ["inclusive"]
+    for k in kinds:
+        if k not in SCAN_KINDS:
+            t.fail("kind", f"{k!r} is neither \"inclusive\" nor \"exclusive\"")
+    if table_kind == "scan":
+        return [(SCAN_KINDS[k] + "scan", "", None) for k in kinds]
+    if table_kind == "segscan":
+        heads = _choice(t, "heads", ("flags", "keys"), "flags")
+        if heads == "flags" and "key" in t.data:
+            t.fail("key", 'only with heads = "keys"')
+        index = _index_type(t, "key", types) if heads == "keys" else None
+        return [(SCAN_KINDS[k] + "segscan", heads, index) for k in kinds]
+    by = _choice(t, "by", ("offsets", "keys"), "offsets")
+    if by == "offsets":
+        if "key" in t.data:
+            t.fail("key", 'only with by = "keys"')
+        return [("segreduce", "offsets", _index_type(t, "offset", types, "i64"))]
+    if "offset" in t.data:
+        t.fail("offset", 'only with by = "offsets"')
+    return [("reduce_by_key", "keys", _index_type(t, "key", types))]
+
+
+def _public_name(prefix, prim, op, heads, index):
+    base = "reduce" if prim == "reduce_by_key" else prim
+    suffix = f"_by_{index.name}" if heads == "keys" else ""
+    return f"{prefix}_{base}_{op.name}_{op.in_type.name}{suffix}"
+
+
+def _read_instances(table_kind, source, entries, prefix, types, user_ops):
+    """entries: (where, table) pairs of one kind of table; `where` names the table in errors."""
     out = []
     for where, raw in entries:
         t = _Table(source, where, raw)
-        t.no_other_keys({"op", "type", "block", "items", "name"})
+        t.no_other_keys(TABLE_KEYS[table_kind])
+        primitives = _primitives(table_kind, t, types)
         op_names = _expand(t, "op") if "op" in t.data else t.fail("op", "missing (required)")
         type_names = _expand(t, "type") if "type" in t.data else None
         block = _check_block(t, "block", t.get("block", "int"))
@@ -269,21 +359,29 @@ def _read_reduces(source, entries, prefix, types, user_ops):
             else:
                 known = list(BUILTIN_OPERATORS) + list(user_ops)
                 t.fail("op", f"unknown operator {op_name!r} (known: {', '.join(known)})")
-        if name is not None and len(combos) != 1:
-            t.fail("name", "a public name needs exactly one op and one type")
-        for op in combos:
-            items = _check_items(t, "items", items_raw, op.in_type)
-            public = name or f"{prefix}_reduce_{op.name}_{op.in_type.name}"
-            if name is not None and not public.startswith(prefix + "_"):
-                public = f"{prefix}_{name}"
-            out.append((t, ReduceInstance(prefix, op, block, items, public)))
+        if name is not None and len(combos) * len(primitives) != 1:
+            t.fail("name", "a public name needs exactly one op, one type and one kind")
+        for prim, heads, index in primitives:
+            for op in combos:
+                inst = Instance(prefix, prim, op, block, 1, "", heads, index)
+                if prim == "reduce":
+                    items = _check_items(t, "items", items_raw, op.in_type)
+                else:
+                    items = _check_items(t, "items", items_raw, inst.tile_op.acc_type, scan=True)
+                if prim == "segreduce" and block * items * (1 + op.acc_type.size) > SEGMENT_TILE_BYTES:
+                    t.fail("items", f"a segmented reduce keeps its tile's folds in shared memory: {block} x {items}"
+                                    f" x ({op.acc_type.size} + 1) bytes is more than {SEGMENT_TILE_BYTES}")
+                public = _public_name(prefix, prim, op, heads, index)
+                if name is not None:   # the prefix is added unless the name already has it
+                    public = name if name.startswith(prefix + "_") else f"{prefix}_{name}"
+                out.append((t, Instance(prefix, prim, op, block, items, public, heads, index)))
     return out
 
 
 def parse(data: dict, source: str, extra_reduces=(), prefix_override=None) -> Spec:
     """Check a spec already read into Python values; return the Spec or raise SpecError."""
     top = _Table(source, "", data)
-    top.no_other_keys({"prefix", "type", "operator", "reduce"})
+    top.no_other_keys({"prefix", "type", "operator", *TABLE_KEYS})
     if prefix_override is not None:
         if not IDENT.match(prefix_override):
             raise SpecError("command line", "--prefix", f"{prefix_override!r} is not a C identifier")
@@ -291,28 +389,38 @@ def parse(data: dict, source: str, extra_reduces=(), prefix_override=None) -> Sp
     else:
         prefix = top.ident("prefix", required=True)
     if prefix.startswith("__") or len(prefix) > 32:
+        if prefix_override is not None:
+            raise SpecError("command line", "--prefix", f"{prefix!r} should not start with '__' and has at most 32 characters")
         top.fail("prefix", f"{prefix!r} should not start with '__' and has at most 32 characters")
-    for k in ("type", "operator", "reduce"):
+    for k in ("type", "operator", *TABLE_KEYS):
         if k in data and not (isinstance(data[k], list) and all(isinstance(x, dict) for x in data[k])):
             top.fail(k, f"expected an array of tables ([[{k}]]), got {_kind(data[k])}")
 
     types = dict(BUILTIN_TYPES)
     user_types = _read_types(source, data.get("type", []), types)
     user_ops = _read_operators(source, data.get("operator", []), types)
-    file_entries = [(f"reduce[{n}]", raw) for n, raw in enumerate(data.get("reduce", []))]
-    reduces = _read_reduces(source, file_entries, prefix, types, user_ops)
+    instances = []
+    for kind in TABLE_KEYS:
+        file_entries = [(f"{kind}[{n}]", raw) for n, raw in enumerate(data.get(kind, []))]
+        instances += _read_instances(kind, source, file_entries, prefix, types, user_ops)
     cli_entries = [(f"--reduce {text}", parse_cli_reduce(text)) for text in extra_reduces]
-    reduces += _read_reduces("command line", cli_entries, prefix, types, user_ops)
-    if not reduces:
-        raise SpecError(source, "reduce", "the spec asks for no kernel (add a [[reduce]] table or --reduce)")
+    instances += _read_instances("reduce", "command line", cli_entries, prefix, types, user_ops)
+    if not instances:
+        raise SpecError(source, "reduce", "the spec asks for no kernel (add a [[reduce]], [[scan]], [[segscan]] or [[segreduce]] table, or --reduce)")
 
-    seen = {}
-    for t, inst in reduces:
-        if inst.public_name in seen:
-            t.fail("name", f"{inst.public_name} is generated twice (also by {seen[inst.public_name]});"
-                           f" give one of them a name")
-        seen[inst.public_name] = t.where
-    return Spec(prefix, source, user_types, user_ops, [inst for _, inst in reduces])
+    # every name the header declares, and which table asked for it: no two may be the same
+    owner = {ty.name: f"type[{n}]" for n, ty in enumerate(user_types)}
+    for t, inst in instances:
+        for ty in inst.op.extra_types:          # pair and accumulator structs of builtin operators
+            if ty not in user_types and owner.get(ty.name, "generated") != "generated":
+                raise SpecError(source, f"{owner[ty.name]}.name",
+                                f"{ty.name!r} is also the type the generator declares for {t.where}")
+            owner.setdefault(ty.name, "generated")
+        for symbol in inst.symbols:
+            if symbol in owner:
+                t.fail("name", f"{symbol} is generated twice (also by {owner[symbol]}); give one of them a name")
+            owner[symbol] = t.where
+    return Spec(prefix, source, user_types, user_ops, [inst for _, inst in instances])
 
 
 def load(path, extra_reduces=(), prefix_override=None) -> Spec:

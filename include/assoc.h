@@ -68,92 +68,92 @@
 extern "C" {
 #endif
 
-/* sum of int32_t; block 256, 16 items a thread */
+/* reduce: sum of int32_t -> d_out[0]; block 256, 16 items a thread */
 size_t assoc_reduce_sum_i32_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_sum_i32(const int32_t *d_in, size_t n, int32_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* sum of int64_t; block 256, 8 items a thread */
+/* reduce: sum of int64_t -> d_out[0]; block 256, 8 items a thread */
 size_t assoc_reduce_sum_i64_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_sum_i64(const int64_t *d_in, size_t n, int64_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* sum of uint32_t; block 256, 16 items a thread */
+/* reduce: sum of uint32_t -> d_out[0]; block 256, 16 items a thread */
 size_t assoc_reduce_sum_u32_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_sum_u32(const uint32_t *d_in, size_t n, uint32_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* sum of uint64_t; block 256, 8 items a thread */
+/* reduce: sum of uint64_t -> d_out[0]; block 256, 8 items a thread */
 size_t assoc_reduce_sum_u64_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_sum_u64(const uint64_t *d_in, size_t n, uint64_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* sum of float; block 256, 16 items a thread */
+/* reduce: sum of float -> d_out[0]; block 256, 16 items a thread */
 size_t assoc_reduce_sum_f32_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_sum_f32(const float *d_in, size_t n, float *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* sum of double; block 256, 8 items a thread */
+/* reduce: sum of double -> d_out[0]; block 256, 8 items a thread */
 size_t assoc_reduce_sum_f64_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_sum_f64(const double *d_in, size_t n, double *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* minimum of int32_t; block 256, 16 items a thread */
+/* reduce: minimum of int32_t -> d_out[0]; block 256, 16 items a thread */
 size_t assoc_reduce_min_i32_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_min_i32(const int32_t *d_in, size_t n, int32_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* minimum of int64_t; block 256, 8 items a thread */
+/* reduce: minimum of int64_t -> d_out[0]; block 256, 8 items a thread */
 size_t assoc_reduce_min_i64_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_min_i64(const int64_t *d_in, size_t n, int64_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* minimum of uint32_t; block 256, 16 items a thread */
+/* reduce: minimum of uint32_t -> d_out[0]; block 256, 16 items a thread */
 size_t assoc_reduce_min_u32_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_min_u32(const uint32_t *d_in, size_t n, uint32_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* minimum of uint64_t; block 256, 8 items a thread */
+/* reduce: minimum of uint64_t -> d_out[0]; block 256, 8 items a thread */
 size_t assoc_reduce_min_u64_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_min_u64(const uint64_t *d_in, size_t n, uint64_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* minimum of float; block 256, 16 items a thread */
+/* reduce: minimum of float -> d_out[0]; block 256, 16 items a thread */
 size_t assoc_reduce_min_f32_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_min_f32(const float *d_in, size_t n, float *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* minimum of double; block 256, 8 items a thread */
+/* reduce: minimum of double -> d_out[0]; block 256, 8 items a thread */
 size_t assoc_reduce_min_f64_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_min_f64(const double *d_in, size_t n, double *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* maximum of int32_t; block 256, 16 items a thread */
+/* reduce: maximum of int32_t -> d_out[0]; block 256, 16 items a thread */
 size_t assoc_reduce_max_i32_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_max_i32(const int32_t *d_in, size_t n, int32_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* maximum of int64_t; block 256, 8 items a thread */
+/* reduce: maximum of int64_t -> d_out[0]; block 256, 8 items a thread */
 size_t assoc_reduce_max_i64_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_max_i64(const int64_t *d_in, size_t n, int64_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* maximum of uint32_t; block 256, 16 items a thread */
+/* reduce: maximum of uint32_t -> d_out[0]; block 256, 16 items a thread */
 size_t assoc_reduce_max_u32_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_max_u32(const uint32_t *d_in, size_t n, uint32_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* maximum of uint64_t; block 256, 8 items a thread */
+/* reduce: maximum of uint64_t -> d_out[0]; block 256, 8 items a thread */
 size_t assoc_reduce_max_u64_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_max_u64(const uint64_t *d_in, size_t n, uint64_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* maximum of float; block 256, 16 items a thread */
+/* reduce: maximum of float -> d_out[0]; block 256, 16 items a thread */
 size_t assoc_reduce_max_f32_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_max_f32(const float *d_in, size_t n, float *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* maximum of double; block 256, 8 items a thread */
+/* reduce: maximum of double -> d_out[0]; block 256, 8 items a thread */
 size_t assoc_reduce_max_f64_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_max_f64(const double *d_in, size_t n, double *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);

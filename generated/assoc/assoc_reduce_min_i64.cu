@@ -3,9 +3,10 @@
  * Reduce with min (minimum) over i64 (int64_t),
  * 256 threads a block, 8 items a thread, any order (commutative).
  *
- * Work split: the input is cut into warp tiles of 256 elements; each warp folds a
- * contiguous run of tiles, the warps of a block are contiguous, and so are the blocks, so
- * folding the warps' and then the blocks' totals in index order keeps the input order.
+ * Work split: the input is cut into block tiles of 2048 elements (a warp takes 256 of
+ * them); each block folds a contiguous run of tiles, so the blocks stream through memory in
+ * few, long runs.  The split depends only on n and the device, so the result is the same
+ * bits run after run.
  * One launch: the last block to finish folds the blocks' totals (deterministic order).
  */
 #include <stdint.h>
@@ -15,7 +16,7 @@
 #include "assoc.h"
 
 /* operator min: minimum; commutative */
-static __device__ __forceinline__ int64_t op_identity(void)
+static __host__ __device__ __forceinline__ int64_t op_identity(void)
 {
     return INT64_MAX;
 }
@@ -38,7 +39,7 @@ static __device__ __forceinline__ int64_t op_finalize(int64_t r)
     return r;
 }
 
-/* An accumulator is moved as 2 32-bit words: shuffles and workspace slots work for any type. */
+
 static __device__ __forceinline__ int64_t shfl_down(int64_t v, int offset)
 {
     unsigned int w[2] = {0};
@@ -68,6 +69,7 @@ static __device__ __forceinline__ int64_t load_slot(const unsigned int *slot)
     return v;
 }
 
+
 /* Block fold: every thread brings its partial, in thread order; thread 0 gets the total. */
 static __device__ __forceinline__ int64_t block_fold(int64_t acc, int64_t *warp_totals)
 {
@@ -91,22 +93,23 @@ static __device__ __forceinline__ int64_t block_fold(int64_t acc, int64_t *warp_
     return acc;
 }
 
-extern "C" __global__ void __launch_bounds__(256)
+static __global__ void __launch_bounds__(256)
 assoc_k_reduce_min_i64_b256_t8(const int64_t *__restrict__ in, size_t n, int64_t *__restrict__ out,
-    unsigned int *__restrict__ work, size_t tiles_per_warp, int aligned16)
+    unsigned int *__restrict__ work, size_t tiles_each, int aligned16)
 {
     __shared__ int64_t warp_totals[8];
     __shared__ int is_last_block;
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const size_t n_tiles = (n + 255) / 256;
-    const size_t first = ((size_t)blockIdx.x * 8 + warp) * tiles_per_warp;
-    const size_t end = first + tiles_per_warp < n_tiles ? first + tiles_per_warp : n_tiles;
+    const size_t n_tiles = (n + 2047) / 2048;
+    const size_t first = (size_t)blockIdx.x * tiles_each;          /* this block's run of tiles */
+    const size_t end = first + tiles_each < n_tiles ? first + tiles_each : n_tiles;
     int64_t acc = op_identity();
     (void)aligned16;
+    (void)warp;
 
     /* load and first combine: lane-striped (coalesced), each lane folds its items in any order */
     for (size_t tile = first; tile < end; ++tile) {
-        const size_t base = tile * 256;
+        const size_t base = tile * 2048 + (size_t)warp * 256;
         if (aligned16 && base + 256 <= n) {
             /* full tile: 4 16-byte loads a lane, all in flight before the first combine */
             const uint4 *src = (const uint4 *)(in + base);
@@ -169,14 +172,14 @@ assoc_k_reduce_min_i64_b256_t8(const int64_t *__restrict__ in, size_t n, int64_t
 /* ----------------------------------------------------------------------------------------- */
 /* host side */
 
-#define TILE_ELEMS 256          /* elements a warp folds per step */
-#define WARPS_PER_BLOCK 8
+#define TILE_ELEMS 2048          /* elements a block folds per step */
+#define TILES_A_STEP 1         /* tiles a block folds per step */
 #define MAX_GRID 2048          /* bound on blocks, so the workspace needs no device query */
 
 static size_t blocks_wanted(size_t n)
 {
     const size_t tiles = (n + TILE_ELEMS - 1) / TILE_ELEMS;
-    const size_t blocks = (tiles + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+    const size_t blocks = (tiles + TILES_A_STEP - 1) / TILES_A_STEP;
     return blocks < MAX_GRID ? blocks : MAX_GRID;
 }
 
@@ -213,7 +216,7 @@ extern "C" cudaError_t assoc_reduce_min_i64(const int64_t *d_in, size_t n, int64
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
     const size_t tiles = (n + TILE_ELEMS - 1) / TILE_ELEMS;
-    size_t grid = blocks_wanted(n), tiles_per_warp;
+    size_t grid = blocks_wanted(n), tiles_each;
     int resident = 0;
     cudaError_t err;
 
@@ -229,10 +232,10 @@ extern "C" cudaError_t assoc_reduce_min_i64(const int64_t *d_in, size_t n, int64
     if (grid < 1)
         grid = 1;
     /* spread the tiles evenly, then drop blocks that would get none */
-    tiles_per_warp = (tiles + grid * WARPS_PER_BLOCK - 1) / (grid * WARPS_PER_BLOCK);
-    if (tiles_per_warp > 0)
-        grid = (tiles + tiles_per_warp * WARPS_PER_BLOCK - 1) / (tiles_per_warp * WARPS_PER_BLOCK);
+    tiles_each = (tiles + grid * TILES_A_STEP - 1) / (grid * TILES_A_STEP);
+    if (tiles_each > 0)
+        grid = (tiles + tiles_each * TILES_A_STEP - 1) / (tiles_each * TILES_A_STEP);
     assoc_k_reduce_min_i64_b256_t8<<<(unsigned int)grid, 256, 0, stream>>>(
-        d_in, n, d_out, (unsigned int *)d_work, tiles_per_warp, ((uintptr_t)d_in & 15) == 0);
+        d_in, n, d_out, (unsigned int *)d_work, tiles_each, ((uintptr_t)d_in & 15) == 0);
     return cudaGetLastError();
 }

@@ -3,9 +3,10 @@
  * Reduce with min (minimum) over u32 (uint32_t),
  * 256 threads a block, 16 items a thread, any order (commutative).
  *
- * Work split: the input is cut into warp tiles of 512 elements; each warp folds a
- * contiguous run of tiles, the warps of a block are contiguous, and so are the blocks, so
- * folding the warps' and then the blocks' totals in index order keeps the input order.
+ * Work split: the input is cut into block tiles of 4096 elements (a warp takes 512 of
+ * them); each block folds a contiguous run of tiles, so the blocks stream through memory in
+ * few, long runs.  The split depends only on n and the device, so the result is the same
+ * bits run after run.
  * One launch: the last block to finish folds the blocks' totals (deterministic order).
  */
 #include <stdint.h>
@@ -15,7 +16,7 @@
 #include "assoc.h"
 
 /* operator min: minimum; commutative */
-static __device__ __forceinline__ uint32_t op_identity(void)
+static __host__ __device__ __forceinline__ uint32_t op_identity(void)
 {
     return UINT32_MAX;
 }
@@ -38,7 +39,7 @@ static __device__ __forceinline__ uint32_t op_finalize(uint32_t r)
     return r;
 }
 
-/* An accumulator is moved as 1 32-bit word: shuffles and workspace slots work for any type. */
+
 static __device__ __forceinline__ uint32_t shfl_down(uint32_t v, int offset)
 {
     unsigned int w[1] = {0};
@@ -65,6 +66,7 @@ static __device__ __forceinline__ uint32_t load_slot(const unsigned int *slot)
     return v;
 }
 
+
 /* Block fold: every thread brings its partial, in thread order; thread 0 gets the total. */
 static __device__ __forceinline__ uint32_t block_fold(uint32_t acc, uint32_t *warp_totals)
 {
@@ -88,22 +90,23 @@ static __device__ __forceinline__ uint32_t block_fold(uint32_t acc, uint32_t *wa
     return acc;
 }
 
-extern "C" __global__ void __launch_bounds__(256)
+static __global__ void __launch_bounds__(256)
 assoc_k_reduce_min_u32_b256_t16(const uint32_t *__restrict__ in, size_t n, uint32_t *__restrict__ out,
-    unsigned int *__restrict__ work, size_t tiles_per_warp, int aligned16)
+    unsigned int *__restrict__ work, size_t tiles_each, int aligned16)
 {
     __shared__ uint32_t warp_totals[8];
     __shared__ int is_last_block;
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const size_t n_tiles = (n + 511) / 512;
-    const size_t first = ((size_t)blockIdx.x * 8 + warp) * tiles_per_warp;
-    const size_t end = first + tiles_per_warp < n_tiles ? first + tiles_per_warp : n_tiles;
+    const size_t n_tiles = (n + 4095) / 4096;
+    const size_t first = (size_t)blockIdx.x * tiles_each;          /* this block's run of tiles */
+    const size_t end = first + tiles_each < n_tiles ? first + tiles_each : n_tiles;
     uint32_t acc = op_identity();
     (void)aligned16;
+    (void)warp;
 
     /* load and first combine: lane-striped (coalesced), each lane folds its items in any order */
     for (size_t tile = first; tile < end; ++tile) {
-        const size_t base = tile * 512;
+        const size_t base = tile * 4096 + (size_t)warp * 512;
         if (aligned16 && base + 512 <= n) {
             /* full tile: 4 16-byte loads a lane, all in flight before the first combine */
             const uint4 *src = (const uint4 *)(in + base);
@@ -166,14 +169,14 @@ assoc_k_reduce_min_u32_b256_t16(const uint32_t *__restrict__ in, size_t n, uint3
 /* ----------------------------------------------------------------------------------------- */
 /* host side */
 
-#define TILE_ELEMS 512          /* elements a warp folds per step */
-#define WARPS_PER_BLOCK 8
+#define TILE_ELEMS 4096          /* elements a block folds per step */
+#define TILES_A_STEP 1         /* tiles a block folds per step */
 #define MAX_GRID 2048          /* bound on blocks, so the workspace needs no device query */
 
 static size_t blocks_wanted(size_t n)
 {
     const size_t tiles = (n + TILE_ELEMS - 1) / TILE_ELEMS;
-    const size_t blocks = (tiles + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+    const size_t blocks = (tiles + TILES_A_STEP - 1) / TILES_A_STEP;
     return blocks < MAX_GRID ? blocks : MAX_GRID;
 }
 
@@ -210,7 +213,7 @@ extern "C" cudaError_t assoc_reduce_min_u32(const uint32_t *d_in, size_t n, uint
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
     const size_t tiles = (n + TILE_ELEMS - 1) / TILE_ELEMS;
-    size_t grid = blocks_wanted(n), tiles_per_warp;
+    size_t grid = blocks_wanted(n), tiles_each;
     int resident = 0;
     cudaError_t err;
 
@@ -226,10 +229,10 @@ extern "C" cudaError_t assoc_reduce_min_u32(const uint32_t *d_in, size_t n, uint
     if (grid < 1)
         grid = 1;
     /* spread the tiles evenly, then drop blocks that would get none */
-    tiles_per_warp = (tiles + grid * WARPS_PER_BLOCK - 1) / (grid * WARPS_PER_BLOCK);
-    if (tiles_per_warp > 0)
-        grid = (tiles + tiles_per_warp * WARPS_PER_BLOCK - 1) / (tiles_per_warp * WARPS_PER_BLOCK);
+    tiles_each = (tiles + grid * TILES_A_STEP - 1) / (grid * TILES_A_STEP);
+    if (tiles_each > 0)
+        grid = (tiles + tiles_each * TILES_A_STEP - 1) / (tiles_each * TILES_A_STEP);
     assoc_k_reduce_min_u32_b256_t16<<<(unsigned int)grid, 256, 0, stream>>>(
-        d_in, n, d_out, (unsigned int *)d_work, tiles_per_warp, ((uintptr_t)d_in & 15) == 0);
+        d_in, n, d_out, (unsigned int *)d_work, tiles_each, ((uintptr_t)d_in & 15) == 0);
     return cudaGetLastError();
 }

@@ -1,0 +1,281 @@
+"""What the generator renders: determinism, names, the shape of the kernels, the templates'
+independence from operator names, stale-file cleanup and the committed default header."""
+
+import re
+
+import pytest
+
+from .util import EXAMPLES, REPO, gen_ok, matrix_spec, public_names, write_spec
+
+
+def _files(d):
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file()}
+
+
+def _gen(spec, out, *extra):
+    gen_ok(spec, "-o", out, *extra)
+    return _files(out)
+
+
+# ---- determinism
+
+
+@pytest.mark.parametrize("spec", [f"examples/{e}/spec.toml" for e in EXAMPLES] + ["specs/default.toml"])
+def test_generating_twice_is_byte_identical(tmp_path, spec):
+    a = _gen(spec, tmp_path / "a")
+    b = _gen(spec, tmp_path / "b")
+    assert a.keys() == b.keys()
+    for name in a:
+        assert a[name] == b[name], f"{name} differs between two runs"
+
+
+def test_matrix_spec_generates_identically_twice(tmp_path):
+    spec = write_spec(tmp_path / "spec.toml", matrix_spec())
+    a = _gen(spec, tmp_path / "a")
+    b = _gen(spec, tmp_path / "b")
+    assert len(a) > 100
+    assert a == b
+
+
+def test_regenerating_in_place_changes_nothing(tmp_path):
+    out = tmp_path / "out"
+    a = _gen("examples/minmax/spec.toml", out)
+    b = _gen("examples/minmax/spec.toml", out)
+    assert a == b
+
+
+# ---- names
+
+
+def _header(out, prefix):
+    return (out / f"{prefix}.h").read_text()
+
+
+def test_public_and_kernel_names_encode_the_parameters(tmp_path):
+    out = tmp_path / "out"
+    gen_ok("examples/sum_f32/spec.toml", "-o", out)
+    src = (out / "vec_reduce_sum_f32.cu").read_text()
+    header = _header(out, "vec")
+    # the kernel's name carries op, type, block and items; the public one op and type only
+    assert re.search(r"\bvec_k_reduce_sum_f32_b256_t16\s*\(", src)
+    assert re.search(r"\bcudaError_t\s+vec_reduce_sum_f32\s*\(", header)
+    assert re.search(r"\bsize_t\s+vec_reduce_sum_f32_workspace_bytes\s*\(\s*size_t\b", header)
+    assert re.search(r"\bcudaError_t\s+vec_reduce_sum_f32\s*\(", src)
+    assert "vec_k_reduce_ksum_f32_b256_t16" in (out / "vec_reduce_ksum_f32.cu").read_text()
+    # the kernel is internal: not in the header
+    assert "_k_reduce_" not in re.sub(r"/\*.*?\*/", "", header, flags=re.S)
+
+
+def test_list_prints_public_and_kernel_names(tmp_path):
+    r = gen_ok("examples/sum_f32/spec.toml", "--list", "--reduce", "min:u8:b64:t4",
+               "--reduce", "max:f64:b1024")
+    rows = [line.split("\t") for line in r.stdout.splitlines()]
+    assert rows == [["vec_reduce_sum_f32", "vec_k_reduce_sum_f32_b256_t16"],
+                    ["vec_reduce_ksum_f32", "vec_k_reduce_ksum_f32_b256_t16"],
+                    ["vec_reduce_min_u8", "vec_k_reduce_min_u8_b64_t4"],
+                    [rows[3][0], rows[3][1]]]
+    assert rows[3][0] == "vec_reduce_max_f64"
+    assert re.fullmatch(r"vec_k_reduce_max_f64_b1024_t\d+", rows[3][1])
+    assert not (REPO / "generated" / "vec.h").exists()     # --list writes nothing
+
+
+def test_command_line_only_spec_and_prefix_override(tmp_path):
+    out = tmp_path / "out"
+    gen_ok("--prefix", "lib", "--reduce", "sum:i16:b128:t8", "--reduce", "xor:u64", "-o", out)
+    assert sorted(_files(out)) == ["lib.h", "lib_reduce_sum_i16.cu", "lib_reduce_xor_u64.cu"]
+    assert "lib_k_reduce_sum_i16_b128_t8" in (out / "lib_reduce_sum_i16.cu").read_text()
+    out2 = tmp_path / "out2"
+    gen_ok("examples/sum_f32/spec.toml", "--prefix", "other", "-o", out2)
+    assert sorted(_files(out2)) == ["other.h", "other_reduce_ksum_f32.cu", "other_reduce_sum_f32.cu"]
+    assert "other_k_reduce_sum_f32_b256_t16" in (out2 / "other_reduce_sum_f32.cu").read_text()
+
+
+def test_given_name_is_the_public_name(tmp_path):
+    spec = write_spec(tmp_path / "s.toml", {"prefix": "v", "reduce": [
+        {"op": "sum", "type": "f32", "block": 64, "items": 4, "name": "small_sum"},
+        {"op": "sum", "type": "f32"}]})
+    assert public_names(spec) == ["v_small_sum", "v_reduce_sum_f32"]
+    out = tmp_path / "out"
+    gen_ok(spec, "-o", out)
+    assert (out / "v_small_sum.cu").exists()
+    assert "v_k_reduce_sum_f32_b64_t4" in (out / "v_small_sum.cu").read_text()
+    assert re.search(r"\bcudaError_t\s+v_small_sum\s*\(", _header(out, "v"))
+
+
+def test_header_dir_separates_header_from_sources(tmp_path):
+    gen_ok("examples/minmax/spec.toml", "-o", tmp_path / "src", "--header-dir", tmp_path / "inc")
+    assert sorted(_files(tmp_path / "inc")) == ["mm.h"]
+    assert "mm.h" not in _files(tmp_path / "src")
+    assert sorted(_files(tmp_path / "src")) == ["mm_reduce_argmin_f32.cu", "mm_reduce_max_f32.cu",
+                                                "mm_reduce_min_f32.cu", "mm_reduce_minmax_f32.cu"]
+
+
+# ---- the shape of the kernels
+
+
+def _function(src, name):
+    """The text of a C function definition from its name to its closing brace at column 0."""
+    m = re.search(r"^[^\n;]*\b" + re.escape(name) + r"\s*\([^;{]*\)\s*\{.*?^\}", src, re.S | re.M)
+    assert m, f"no definition of {name}"
+    return m.group(0)
+
+
+def _block_fold_shuffles(tmp_path, block, op="sum", ty="f32"):
+    out = tmp_path / f"b{block}"
+    gen_ok("--prefix", "t", "--reduce", f"{op}:{ty}:b{block}", "-o", out)
+    src = (out / f"t_reduce_{op}_{ty}.cu").read_text()
+    fold = _function(src, "block_fold")
+    offsets = [int(o) for o in re.findall(r"shfl_down\(\s*\w+\s*,\s*(\d+)\s*\)", fold)]
+    return src, fold, offsets
+
+
+@pytest.mark.parametrize("block,steps", [(64, 1), (128, 2), (256, 3), (512, 4), (1024, 5)])
+def test_block_stage_is_unrolled_one_shuffle_per_halving(tmp_path, block, steps):
+    _, fold, offsets = _block_fold_shuffles(tmp_path, block)
+    # the warp stage: 5 shuffles (32 lanes); then the block stage: log2(block / 32) shuffles
+    assert offsets[:5] == [1, 2, 4, 8, 16]
+    assert offsets[5:] == [1 << k for k in range(steps)], offsets
+    assert "__syncthreads" in fold
+    assert not re.search(r"\bfor\s*\(", fold), "the steps are unrolled at generation time"
+
+
+def test_block_256_has_three_block_steps_and_1024_five(tmp_path):
+    _, _, o256 = _block_fold_shuffles(tmp_path, 256)
+    _, _, o1024 = _block_fold_shuffles(tmp_path, 1024)
+    assert len(o256) - 5 == 3
+    assert len(o1024) - 5 == 5
+
+
+@pytest.mark.parametrize("op,ty", [("sum", "f32"), ("argmax", "i64"), ("ksum", "f64")])
+def test_block_32_has_no_block_stage(tmp_path, op, ty):
+    src, fold, offsets = _block_fold_shuffles(tmp_path, 32, op, ty)
+    assert offsets == [1, 2, 4, 8, 16]
+    assert "__syncthreads" not in fold
+    assert "warp_totals[warp]" not in fold
+    assert "__launch_bounds__(32)" in src
+
+
+@pytest.mark.parametrize("block", [32, 64, 128, 256, 512, 1024])
+def test_launch_bounds_and_launch_use_the_block(tmp_path, block):
+    out = tmp_path / "out"
+    gen_ok("--prefix", "t", "--reduce", f"min:i32:b{block}:t4", "-o", out)
+    src = (out / "t_reduce_min_i32.cu").read_text()
+    assert f"__launch_bounds__({block})" in src
+    assert re.search(r"t_k_reduce_min_i32_b%d_t4<<<[^,]+,\s*%d\s*," % (block, block), src)
+    assert re.search(r"warp_totals\[\s*%d\s*\]" % (block // 32), src)
+
+
+def test_non_commutative_operator_is_lane_blocked_and_sum_lane_striped(tmp_path):
+    out = tmp_path / "mat"
+    gen_ok("examples/mat2/spec.toml", "-o", out)
+    mat2 = (out / "mat_reduce_mat2mul_mat2u.cu").read_text()
+    mat3 = (out / "mat_reduce_mat3mul_mat3u.cu").read_text()
+    welford = (out / "mat_reduce_welford_f32.cu").read_text()
+    for src in (mat2, mat3):
+        assert "lane-blocked" in src and "lane-striped" not in src
+        assert "NOT commutative" in src
+    out2 = tmp_path / "vec"
+    gen_ok("examples/sum_f32/spec.toml", "-o", out2)
+    for src in ((out2 / "vec_reduce_sum_f32.cu").read_text(), welford):
+        assert "lane-striped" in src and "lane-blocked" not in src
+    # the header tells the caller about the order
+    header = (out / "mat.h").read_text()
+    decl = re.search(r"/\*[^\n]*\*/\s*\n\s*size_t mat_reduce_mat2mul_mat2u_workspace_bytes", header).group(0)
+    assert "input order" in decl
+
+
+def test_the_stripes_use_16_byte_loads_where_the_type_allows(tmp_path):
+    out = tmp_path / "out"
+    gen_ok("--prefix", "t", "--reduce", "sum:f32:b256:t16", "--reduce", "sum:u8:b256:t1", "-o", out)
+    assert "uint4" in (out / "t_reduce_sum_f32.cu").read_text()
+
+
+# ---- templates are operator-agnostic
+
+
+TEMPLATE_FILES = sorted((REPO / "templates").rglob("*.j2"))
+OPERATOR_WORDS = ["sum", "prod", "min", "max", "xor", "argmin", "argmax", "ksum", "mat2", "mat2mul",
+                  "mat3mul", "welford", "minmax"]
+
+
+def test_templates_exist():
+    assert len(TEMPLATE_FILES) >= 2
+
+
+@pytest.mark.parametrize("path", TEMPLATE_FILES, ids=lambda p: str(p.relative_to(REPO / "templates")))
+def test_templates_never_branch_on_operator_names(path):
+    """Operators are data: template logic reads an operator's fields, never its name."""
+    text = path.read_text()
+    assert not re.search(r"\{%-?\s*(el)?if\s+op\.name", text)
+    for tag in re.findall(r"\{%-?(.*?)-?%\}", text, re.S):
+        assert not re.search(r"\.name\b", tag), f"template logic reads a name: {{%{tag}%}}"
+    # no operator name anywhere in template code ({% %} or {{ }}), string literals included
+    for code in re.findall(r"\{[{%]-?(.*?)-?[}%]\}", text, re.S):
+        for word in OPERATOR_WORDS:
+            assert not re.search(r"\b%s\b" % word, code), f"operator name {word!r} in template code: {code}"
+
+
+def test_template_check_catches_a_name_branch(tmp_path):
+    """The check above would see the usual ways of special-casing an operator."""
+    for bad in ['{% if op.name == "sum" %}x{% endif %}', '{% if "min" in op.summary %}x{% endif %}',
+                '{%- elif op.in_type.name == "f32" %}', '{{ "fminf" if op.commutative else "welford" }}']:
+        p = tmp_path / "t.j2"
+        p.write_text(bad)
+        with pytest.raises(AssertionError):
+            test_templates_never_branch_on_operator_names(p)
+
+
+# ---- stale-file cleanup
+
+
+def test_stale_sources_are_removed(tmp_path):
+    out = tmp_path / "out"
+    big = write_spec(tmp_path / "big.toml", {"prefix": "v", "reduce": [
+        {"op": ["sum", "min", "max"], "type": ["f32", "i32"]}]})
+    small = write_spec(tmp_path / "small.toml", {"prefix": "v", "reduce": [{"op": "sum", "type": "f32"},
+                                                                            {"op": "max", "type": "i32"}]})
+    gen_ok(big, "-o", out)
+    assert len(list(out.glob("*.cu"))) == 6
+    # not ours: a hand-written source, and sources generated for another header
+    (out / "mine.cu").write_text("/* hand written */\n__global__ void k(void) {}\n")
+    gen_ok("--prefix", "w", "--reduce", "sum:f32", "-o", out)
+    other = (out / "w_reduce_sum_f32.cu").read_bytes()
+    gen_ok(small, "-o", out)
+    assert sorted(_files(out)) == ["mine.cu", "v.h", "v_reduce_max_i32.cu", "v_reduce_sum_f32.cu", "w.h",
+                                   "w_reduce_sum_f32.cu"]
+    assert (out / "w_reduce_sum_f32.cu").read_bytes() == other
+    assert not list(out.glob("*.tmp"))
+
+
+def test_stale_sources_are_removed_with_separate_header_dir(tmp_path):
+    src, inc = tmp_path / "src", tmp_path / "inc"
+    gen_ok("examples/minmax/spec.toml", "-o", src, "--header-dir", inc)
+    small = write_spec(tmp_path / "small.toml", {"prefix": "mm", "reduce": [{"op": "min", "type": "f32"}]})
+    gen_ok(small, "-o", src, "--header-dir", inc)
+    assert sorted(_files(src)) == ["mm_reduce_min_f32.cu"]
+    assert sorted(_files(inc)) == ["mm.h"]
+    assert "mm_reduce_max_f32" not in (inc / "mm.h").read_text()
+
+
+def test_output_lists_the_written_files(tmp_path):
+    out = tmp_path / "out"
+    r = gen_ok("examples/sum_f32/spec.toml", "-o", out)
+    written = sorted(line for line in r.stdout.splitlines() if line.strip())
+    assert all(str(out) in line for line in written)
+    assert len(written) == 3
+
+
+# ---- the committed default header is up to date
+
+
+def test_default_header_is_up_to_date(tmp_path):
+    src, inc = tmp_path / "src", tmp_path / "inc"
+    gen_ok("specs/default.toml", "-o", src, "--header-dir", inc)
+    committed_src = _files(REPO / "generated" / "assoc")
+    fresh_src = _files(src)
+    assert sorted(fresh_src) == sorted(committed_src), "generated/assoc/ has extra or missing files"
+    stale = [n for n in fresh_src if fresh_src[n] != committed_src[n]]
+    assert not stale, f"generated/assoc/ is stale (run ninja): {stale}"
+    assert sorted(_files(inc)) == ["assoc.h"]
+    assert (inc / "assoc.h").read_bytes() == (REPO / "include" / "assoc.h").read_bytes(), \
+        "include/assoc.h is stale (run ninja)"

@@ -1,0 +1,149 @@
+"""Helpers shared by the CPU tests: paths, running the generator, writing specs, compilers."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = ("sum_f32", "minmax", "mat2")
+
+
+def _cuda_home() -> Path:
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            return Path(os.environ[var])
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        return Path(nvcc).resolve().parents[1]
+    return Path("/usr/local/cuda")
+
+
+CUDA = _cuda_home()
+NVCC = str(CUDA / "bin" / "nvcc")
+CUDA_INCLUDE = str(CUDA / "include")
+# the flags of build.ninja's nvcc rule
+NVCC_FLAGS = ["-O3", "-arch=sm_90", "-std=c++17", "-Xcompiler", "-Wall,-Wextra"]
+GCC_C_FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-isystem", CUDA_INCLUDE]
+
+WARNING = re.compile(r"\bwarning\b", re.IGNORECASE)
+
+
+def assert_one_error_line(r: subprocess.CompletedProcess):
+    """A rejected spec: exit code 2 and one `error: ...` line, no traceback."""
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 2, f"exit code {r.returncode}: {r.stderr}"
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
+
+
+def run_gen(*args, timeout=120) -> subprocess.CompletedProcess:
+    """`python3 -m generator ARGS` from the repository root."""
+    return subprocess.run([sys.executable, "-m", "generator", *map(str, args)], cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def gen_ok(*args) -> subprocess.CompletedProcess:
+    r = run_gen(*args)
+    assert r.returncode == 0, f"generator failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    assert r.stderr == "", r.stderr
+    return r
+
+
+def public_names(spec, *extra) -> list:
+    """The public function names of a spec, from `--list` (public<TAB>kernel a line)."""
+    r = gen_ok(spec, "--list", *extra)
+    return [line.split("\t")[0] for line in r.stdout.splitlines() if line.strip()]
+
+
+# ---- writing TOML (tomllib only reads) ----
+
+def _value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        return json.dumps(v)          # a JSON string is a valid TOML basic string
+    if isinstance(v, list):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {v!r} as TOML")
+
+
+def toml_dumps(spec: dict) -> str:
+    lines = []
+    for k, v in spec.items():
+        if not (isinstance(v, list) and v and all(isinstance(x, dict) for x in v)):
+            lines.append(f"{k} = {_value(v)}")
+    for k, v in spec.items():
+        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            for table in v:
+                lines.append("")
+                lines.append(f"[[{k}]]")
+                lines.extend(f"{kk} = {_value(vv)}" for kk, vv in table.items())
+    return "\n".join(lines) + "\n"
+
+
+def write_spec(path: Path, spec) -> Path:
+    path = Path(path)
+    path.write_text(spec if isinstance(spec, str) else toml_dumps(spec))
+    return path
+
+
+def load_example(name: str) -> dict:
+    with open(REPO / "examples" / name / "spec.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+# ---- the broad matrix: every builtin type x operator, shapes, and the examples' user operators
+
+INTEGERS = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
+FLOATS = ["f32", "f64"]
+OPS_FOR = {t: ["sum", "prod", "min", "max", "and", "or", "xor", "argmin", "argmax"] for t in INTEGERS}
+OPS_FOR.update({t: ["sum", "prod", "min", "max", "argmin", "argmax", "ksum"] for t in FLOATS})
+BLOCKS = [32, 64, 128, 256, 512, 1024]
+
+
+def matrix_spec(prefix="mx") -> dict:
+    types, operators = [], []
+    for ex in ("mat2", "minmax"):
+        data = load_example(ex)
+        types += data.get("type", [])
+        operators += data.get("operator", [])
+    reduces = [{"op": ops, "type": t, "block": 256} for t, ops in OPS_FOR.items()]
+    shaped = [("sum", "f32", (1, 4, 16)), ("sum", "u8", (1, 4, 16)),
+              ("mat2mul", None, (1, 4)), ("welford", None, (1, 4, 16))]
+    for op, ty, items_list in shaped:
+        for block in BLOCKS:
+            for items in items_list:
+                entry = {"op": op}
+                if ty:
+                    entry["type"] = ty
+                entry.update(block=block, items=items,
+                             name=f"{op}_{ty or 'user'}_b{block}_t{items}")
+                reduces.append(entry)
+    # every user operator of the two examples, default shape
+    reduces += [{"op": o["name"]} for o in operators]
+    return {"prefix": prefix, "type": types, "operator": operators, "reduce": reduces}
+
+
+# ---- compiling ----
+
+def nvcc_compile(cu: Path, incdir: Path, extra=()) -> subprocess.CompletedProcess:
+    obj = Path(cu).with_suffix(".o")
+    return subprocess.run([NVCC, *NVCC_FLAGS, *extra, f"-I{incdir}", "-c", str(cu), "-o", str(obj)],
+                          capture_output=True, text=True, timeout=600)
+
+
+def nvcc_compile_all(sources, incdir: Path, jobs=None) -> dict:
+    """Compile concurrently; returns {source: CompletedProcess}."""
+    jobs = jobs or int(os.environ.get("NVCC_JOBS", 0)) or 2
+    sources = list(sources)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(lambda s: nvcc_compile(s, incdir), sources))
+    return dict(zip(sources, results))

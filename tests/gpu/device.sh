@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# One call on the lent GPU machine: build, GPU tests, sanitizer, benchmark; logs under $OUT.
+#   bash tests/gpu/device.sh [quick|full] [bench args...]
+# The last lines printed are a short summary table.
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-build/device-out}; mkdir -p "$OUT"
+mode=${1:-quick}; shift || true
+export PATH=/usr/local/cuda/bin:$PATH PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/gpu.txt"
+summary=()
+t0=$(date +%s)
+if [ "$mode" != bench ]; then
+    flags=(--jobs 16); [ "$mode" = quick ] && flags+=(--quick)
+    python3 tests/gpu/run.py "${flags[@]}" > "$OUT/gputest-stdout.log" 2>&1
+    rc=$?
+    grep -E "^FAIL|passed,|memcheck|racecheck" "$OUT/gputest-stdout.log" | tail -40
+    summary+=("gpu tests ($mode): rc=$rc $(grep -E 'passed,' "$OUT/gputest-stdout.log" | tail -1) [$(( $(date +%s) - t0 ))s]")
+fi
+t1=$(date +%s)
+if ninja bench > "$OUT/bench-build.log" 2>&1; then
+    build/bench/bench "$@" --csv "$OUT/bench.csv" > "$OUT/bench.log" 2> "$OUT/bench-progress.log"
+    rc=$?
+    summary+=("bench: rc=$rc [$(( $(date +%s) - t1 ))s]")
+    grep -E "^[a-z0-9]+ [a-z0-9/]+ |^GPU|MISMATCH" "$OUT/bench.log" | head -150
+    if [ -n "${BENCH2:-}" ]; then     # a second run, e.g. BENCH2="--only variants --quick"
+        build/bench/bench $BENCH2 > "$OUT/bench2.log" 2>> "$OUT/bench-progress.log"
+        summary+=("bench $BENCH2: rc=$?")
+        grep -E "^[a-z0-9]+ [a-z0-9/]+ |MISMATCH" "$OUT/bench2.log" | head -80
+    fi
+else
+    tail -20 "$OUT/bench-build.log"; summary+=("bench: build failed")
+fi
+printf '%s\n' "${summary[@]}"

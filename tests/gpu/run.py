@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""GPU test runner: generate a broad matrix of reduce instances, build them with a C++ driver
+that holds an independent CPU reference per operator, run every instance on random data over
+the sizes below, then run a subset under compute-sanitizer (memcheck and racecheck).
+
+    python3 tests/gpu/run.py            # everything (needs a GPU; about 10 minutes on an H100)
+    python3 tests/gpu/run.py --quick    # small sizes only
+    python3 tests/gpu/run.py --build-only   # generate and compile (no GPU needed)
+
+Logs go to $OUT (or build/gputest) as gputest.log; the last line is `N passed, M failed`.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from generator import emit  # noqa: E402
+from generator.operators import BUILTIN_OPERATORS, FLOATS, INTEGERS  # noqa: E402
+from generator.spec import parse  # noqa: E402
+
+BUILD = ROOT / "build" / "gputest"
+PREFIX = "t"
+NVCC = os.environ.get("NVCC", "nvcc")
+ARCH = os.environ.get("ARCH", "sm_90")
+
+SMALL = [0, 1, 2, 31, 32, 33, 1000, 4097, 12289, (1 << 20) + 7]
+LARGE = [1 << 28]
+PAST_2_31 = (1 << 31) + 17          # one run past 2^31 elements of a 1-byte type
+
+
+# each kernel shape under memcheck and racecheck: reduce striped, blocked (non-commutative), a pair
+# accumulator, a one-warp block, a multi-word shuffle; scans with 16-byte staging, a wide exclusive
+# one, a one-warp block
+SANITIZED = ("t_reduce_sum_f32", "t_mat2mul_b256_t4", "t_reduce_argmin_f64", "t_sum_f32_b32_t1",
+             "t_reduce_mat3mul_mat3u", "t_scan_sum_f32", "t_exscan_mat2mul_mat2u", "t_scan_i32_b32_t3",
+             "t_segscan_sum_f32", "t_exsegscan_mat2mul_mat2u_by_u8", "t_segreduce_sum_f32",
+             "t_reduce_mat2mul_mat2u_by_i64", "t_segreduce_i32_b32_t3")
+
+
+def spec_dict():
+    """Every builtin (type, operator) pair, block/tile sweeps, and the examples' user operators."""
+    data = {"prefix": PREFIX, "type": [], "operator": [], "reduce": []}
+    for ex in ("mat2", "minmax"):
+        d = tomllib.loads((ROOT / "examples" / ex / "spec.toml").read_text())
+        data["type"] += d.get("type", [])
+        data["operator"] += d.get("operator", [])
+    for op, (types, _) in BUILTIN_OPERATORS.items():
+        data["reduce"].append({"op": op, "type": list(types)})
+    for block in (32, 64, 128, 512, 1024):
+        for items in (1, 4, 16):
+            data["reduce"].append({"op": "sum", "type": "f32", "block": block, "items": items,
+                                   "name": f"sum_f32_b{block}_t{items}"})
+            data["reduce"].append({"op": "max", "type": "u8", "block": block, "items": items,
+                                   "name": f"max_u8_b{block}_t{items}"})
+    for block in (32, 128, 256, 1024):
+        for items in (1, 2, 4, 8):
+            data["reduce"].append({"op": "mat2mul", "block": block, "items": items,
+                                   "name": f"mat2mul_b{block}_t{items}"})
+    for op in ("mat3mul", "welford", "minmax"):
+        data["reduce"].append({"op": op})
+    data["reduce"].append({"op": "argmin", "type": "f32", "block": 64, "items": 3, "name": "argmin_f32_b64_t3"})
+    data["reduce"].append({"op": "mat3mul", "block": 512, "items": 1, "name": "mat3mul_b512_t1"})
+    # scans: every builtin pair inclusive, a spread of them exclusive, the user operators both ways
+    data["scan"] = []
+    for op, (types, _) in BUILTIN_OPERATORS.items():
+        data["scan"].append({"op": op, "type": list(types)})
+    data["scan"].append({"op": ["sum", "min", "xor"], "type": ["i8", "i32", "u64"], "kind": "exclusive"})
+    data["scan"].append({"op": ["sum", "max", "argmax", "ksum"], "type": ["f32", "f64"], "kind": "exclusive"})
+    data["scan"].append({"op": ["mat2mul", "mat3mul", "welford", "minmax"], "kind": ["inclusive", "exclusive"]})
+    for block in (32, 128, 512, 1024):
+        for items in (1, 3, 8):
+            data["scan"].append({"op": "sum", "type": "i32", "block": block, "items": items,
+                                 "name": f"scan_i32_b{block}_t{items}"})
+            data["scan"].append({"op": "mat2mul", "block": block, "items": items, "kind": "exclusive",
+                                 "name": f"exscan_mat2_b{block}_t{items}"})
+    # segmented scans: by flags and by keys, both kinds, builtin and user operators, shapes
+    both = ["inclusive", "exclusive"]
+    data["segscan"] = [
+        {"op": ["sum", "max"], "type": ["i32", "u8", "f32"], "kind": both},
+        {"op": ["argmin", "ksum"], "type": "f64", "kind": both},
+        {"op": ["mat2mul", "mat3mul", "welford"], "kind": both},
+        {"op": "sum", "type": ["i32", "f64"], "heads": "keys", "key": "i32", "kind": both},
+        {"op": "mat2mul", "heads": "keys", "key": "u8", "kind": both},
+        {"op": "argmax", "type": "u16", "heads": "keys", "key": "i64"},
+    ]
+    for block in (32, 128, 1024):
+        for items in (1, 3, 16):
+            data["segscan"].append({"op": "sum", "type": "i32", "block": block, "items": items,
+                                    "name": f"segscan_i32_b{block}_t{items}"})
+            data["segscan"].append({"op": "mat2mul", "block": block, "items": items, "heads": "keys",
+                                    "key": "i16", "kind": "exclusive", "name": f"exsegscan_mat2_b{block}_t{items}"})
+    # segment results: by offsets (CSR) and by keys
+    data["segreduce"] = [
+        {"op": ["sum", "min", "argmin", "ksum"], "type": "f32", "offset": "i32"},
+        {"op": ["sum", "xor"], "type": "u8", "offset": "u32"},
+        {"op": ["sum", "max"], "type": "i64"},
+        {"op": ["mat2mul", "mat3mul", "welford", "minmax"]},
+        {"op": ["sum", "prod"], "type": ["i32", "f64"], "by": "keys", "key": "i32"},
+        {"op": "argmax", "type": "f32", "by": "keys", "key": "u16"},
+        {"op": "mat2mul", "by": "keys", "key": "i64"},
+    ]
+    for block in (32, 128, 1024):
+        for items in (1, 3, 8):
+            data["segreduce"].append({"op": "sum", "type": "i32", "block": block, "items": items, "offset": "i32",
+                                      "name": f"segreduce_i32_b{block}_t{items}"})
+            data["segreduce"].append({"op": "mat2mul", "block": block, "items": items, "by": "keys",
+                                      "key": "u32", "name": f"reduce_mat2_by_key_b{block}_t{items}"})
+    return data
+
+
+def case_expr(inst):
+    """The driver's reference for an instance (test code may look at operator names)."""
+    op, t = inst.op, inst.op.in_type
+    if op.name in ("mat2mul", "mat3mul", "welford", "minmax"):
+        return {"mat2mul": "Mat2Case{}", "mat3mul": "Mat3Case{}", "welford": "WelfordCase{}",
+                "minmax": "MinMaxPairCase{}"}[op.name]
+    if op.name in ("argmin", "argmax"):
+        return f"ArgCase<{t.c}, {op.out_type.c}>{{{str(op.name == 'argmin').lower()}}}"
+    if t.name in INTEGERS:
+        tag = {"sum": "sum", "prod": "prod", "min": "min", "max": "max", "and": "band", "or": "bor", "xor": "bxor"}
+        return f"IntCase<{t.c}>{{IntOp::{tag[op.name]}}}"
+    if op.name in ("min", "max"):
+        return f"FloatMinMaxCase<{t.c}>{{{str(op.name == 'min').lower()}}}"
+    return f"FloatCase<{t.c}>{{FloatCase<{t.c}>::{op.name}}}"
+
+
+BIG_SCANS = {f"{PREFIX}_scan_sum_f32", f"{PREFIX}_exscan_sum_f32", f"{PREFIX}_scan_sum_i32", f"{PREFIX}_scan_max_u8",
+             f"{PREFIX}_scan_mat2mul_mat2u", f"{PREFIX}_exscan_mat2mul_mat2u", f"{PREFIX}_scan_ksum_f64",
+             f"{PREFIX}_scan_argmin_f32", f"{PREFIX}_exscan_welford_f32", f"{PREFIX}_segscan_sum_f32",
+             f"{PREFIX}_exsegscan_mat2mul_mat2u_by_u8", f"{PREFIX}_segreduce_sum_f32", f"{PREFIX}_reduce_sum_i32_by_i32"}
+
+
+def sizes_for(inst):
+    """Every size up to 2^28 for the main reduce instances and a spread of scans; sweeps stay small."""
+    if inst.primitive == "reduce":
+        return "sizes" if inst.public_name.startswith(f"{PREFIX}_reduce_") else "small"
+    return "sizes" if inst.public_name in BIG_SCANS else "small"
+
+
+def write_main(spec, header):
+    lines = [f'#include "{header}"']
+    for t in spec.user_types:
+        lines.append(f"#define HAVE_{t.name.upper()} 1")
+    lines += ['#include "driver.cuh"', "",
+              "int main(int argc, char **argv) {",
+              "    bool quick = false, big = true;",
+              "    const char *filter = nullptr;",
+              "    for (int i = 1; i < argc; ++i) {",
+              '        if (!std::strcmp(argv[i], "--quick")) quick = true;',
+              '        else if (!std::strcmp(argv[i], "--no-big")) big = false;',
+              '        else if (!std::strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];',
+              "    }",
+              f"    std::vector<size_t> sizes = {{{', '.join(f'(size_t){n}' for n in SMALL)}}};",
+              "    const std::vector<size_t> small = sizes;  // block/tile sweeps: small sizes only",
+              f"    if (!quick) for (size_t n : {{{', '.join(f'(size_t){n}' for n in LARGE)}}}) sizes.push_back(n);",
+              "    Stats st;",
+              "    cudaDeviceProp prop;",
+              "    CK(cudaGetDeviceProperties(&prop, 0));",
+              '    std::printf("device: %s, %d SMs\\n", prop.name, prop.multiProcessorCount);']
+    for inst in spec.instances:
+        op, name = inst.op, inst.public_name
+        In, Out, Acc = op.in_type.c, op.out_type.c, op.acc_type.c
+        H = inst.index.c if inst.heads == "keys" else "uint8_t"
+        runner, fn = {
+            "reduce": ("run_reduce", f"ReduceFn<{In}, {Out}>"),
+            "scan": ("run_scan", f"ScanFn<{In}, {Out}>"),
+            "exscan": ("run_exscan", f"ExScanFn<{In}, {Out}, {Acc}>"),
+            "segscan": ("run_segscan", f"SegScanFn<{In}, {Out}, {H}>"),
+            "exsegscan": ("run_exsegscan", f"ExSegScanFn<{In}, {Out}, {H}, {Acc}>"),
+            "reduce_by_key": ("run_reduce_by_key", f"ReduceByKeyFn<{In}, {Out}, {inst.index and inst.index.c}>"),
+            "segreduce": ("run_segreduce", f"SegReduceFn<{In}, {Out}, {inst.index and inst.index.c}>"),
+        }[inst.primitive]
+        by_key = ", true" if inst.heads == "keys" and "segscan" in inst.primitive else ""
+        fn += f'{{"{name}", {name}_workspace_bytes, {name}{by_key}}}'
+        lines.append(f'    if (!filter || std::strstr("{name}", filter))')
+        lines.append(f"        {runner}({fn}, {case_expr(inst)}, {sizes_for(inst)}, st);")
+    lines += [f'    if (!filter || std::strstr("{PREFIX}_exscan_sum_i32", filter))',
+              f'        run_exscan_init(ExScanFn<int32_t, int32_t, int32_t>{{"{PREFIX}_exscan_sum_i32 (init 12345)", '
+              f"{PREFIX}_exscan_sum_i32_workspace_bytes, {PREFIX}_exscan_sum_i32}}, (int32_t)12345, small, st);",
+              f'    if (!filter || std::strstr("{PREFIX}_exsegscan_sum_i32_by_i32", filter))',
+              f'        run_exsegscan_init(ExSegScanFn<int32_t, int32_t, int32_t, int32_t>{{"{PREFIX}_exsegscan_sum_i32_by_i32 (init -7)", '
+              f"{PREFIX}_exsegscan_sum_i32_by_i32_workspace_bytes, {PREFIX}_exsegscan_sum_i32_by_i32, true}}, (int32_t)-7, small, st);"]
+    # past 2^31 elements of a 1-byte type
+    lines += ["    if (!quick && big) {",
+              f"        std::vector<size_t> huge = {{(size_t){PAST_2_31}}};",
+              f'        if (!filter || std::strstr("{PREFIX}_reduce_sum_u8", filter))',
+              f'            run_reduce(ReduceFn<uint8_t, uint8_t>{{"{PREFIX}_reduce_sum_u8", {PREFIX}_reduce_sum_u8_workspace_bytes, '
+              f"{PREFIX}_reduce_sum_u8}}, IntCase<uint8_t>{{IntOp::sum}}, huge, st);",
+              f'        if (!filter || std::strstr("{PREFIX}_reduce_max_i8", filter))',
+              f'            run_reduce(ReduceFn<int8_t, int8_t>{{"{PREFIX}_reduce_max_i8", {PREFIX}_reduce_max_i8_workspace_bytes, '
+              f"{PREFIX}_reduce_max_i8}}, IntCase<int8_t>{{IntOp::max}}, huge, st);",
+              "    }",
+              '    std::printf("%d passed, %d failed\\n", st.passed, st.failed);',
+              "    return st.failed ? 1 : 0;",
+              "}", ""]
+    (BUILD / "main.cu").write_text("\n".join(lines))
+
+
+def build(jobs):
+    spec = parse(spec_dict(), "tests/gpu/run.py")
+    header = f"{PREFIX}.h"
+    files = emit.render(spec, header)
+    emit.write(files, BUILD / "gen", header_name=header)
+    write_main(spec, header)
+    (BUILD / "driver.cuh").write_bytes((ROOT / "tests/gpu/driver.cuh").read_bytes())
+    flags = f"-O3 -arch={ARCH} -std=c++17"
+    objs = [f"gen/{inst.public_name}.o" for inst in spec.instances]
+    nj = [f"rule cu\n  command = {NVCC} {flags} -Igen -c $in -o $out\n",
+          f"rule exe\n  command = {NVCC} {flags} -Igen -Xcompiler -fopenmp -o $out $in -lgomp\n"]
+    for inst in spec.instances:
+        nj.append(f"build gen/{inst.public_name}.o: cu gen/{inst.public_name}.cu\n")
+    nj.append(f"build test_main: exe main.cu {' '.join(objs)} | driver.cuh gen/{header}\n")
+    (BUILD / "build.ninja").write_text("".join(nj))
+    subprocess.run(["ninja", "-C", str(BUILD), f"-j{jobs}"], check=True)
+    return spec
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--no-sanitizer", action="store_true")
+    ap.add_argument("--no-build", action="store_true", help="run the test_main already built (carried)")
+    args = ap.parse_args()
+    if not args.no_build:
+        spec = build(args.jobs)
+        print(f"built {len(spec.instances)} instances into {BUILD}", flush=True)
+    if args.build_only:
+        return 0
+    out = Path(os.environ.get("OUT", BUILD))
+    exe = str(BUILD / "test_main")
+    rc = 0
+    with open(out / "gputest.log", "w") as log:
+        cmd = [exe] + (["--quick"] if args.quick else [])
+        print("$", " ".join(cmd), flush=True)
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        log.write(p.stdout)
+        print("\n".join(line for line in p.stdout.splitlines() if not line.startswith("  ")))
+        rc |= p.returncode
+        if not args.no_sanitizer:
+            # each reduce shape under memcheck and racecheck: striped, blocked (non-commutative),
+            # a pair accumulator, a one-warp block and a multi-word shuffle
+            for tool in ("memcheck", "racecheck"):
+                for flt in SANITIZED:
+                    cmd = ["compute-sanitizer", f"--tool={tool}", "--error-exitcode=9", exe, "--quick", "--filter", flt]
+                    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                    log.write(f"$ {' '.join(cmd)}\n{p.stdout}\n")
+                    summary = [l for l in p.stdout.splitlines() if "ERROR SUMMARY" in l or "passed," in l or "RACECHECK SUMMARY" in l]
+                    print(f"{tool:9s} {flt:28s} rc={p.returncode} {' | '.join(summary)}", flush=True)
+                    rc |= p.returncode
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
