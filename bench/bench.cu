@@ -703,7 +703,12 @@ struct CachedAlloc {
     void deallocate(char *, size_t) {}
 };
 
-static void run_segreduce_rows(Bench &b, int lg, const std::vector<std::string> &dists)
+typedef cudaError_t (*SegReduceFn)(const float *, size_t, const int32_t *, size_t, float *, void *, size_t, cudaStream_t);
+typedef size_t (*WorkFn)(size_t);
+typedef cudaError_t (*SegScanFn)(const float *, const int32_t *, size_t, float *, void *, size_t, cudaStream_t);
+
+static void run_segreduce_rows(Bench &b, int lg, const std::vector<std::string> &dists, const char *row = "f32 segreduce",
+                               SegReduceFn fn = bench_segreduce_sum_f32, WorkFn fn_work = bench_segreduce_sum_f32_workspace_bytes)
 {
     const size_t n = (size_t)1 << lg;
     if (n * sizeof(float) > b.pool_bytes)
@@ -731,12 +736,12 @@ static void run_segreduce_rows(Bench &b, int lg, const std::vector<std::string> 
             b.cub_tmp_bytes = need;
         }
         void *work = nullptr;
-        const size_t work_bytes = bench_segreduce_sum_f32_workspace_bytes(n);
+        const size_t work_bytes = fn_work(n);
         CHECK(cudaMalloc(&work, work_bytes + 16));
         CHECK(cudaMemset(work, 0, work_bytes + 16));
 
         Op op_gen, op_ref, op_copy;
-        op_gen.call = [&] { CHECK(bench_segreduce_sum_f32(in, n, d_off, m, d_gen, work, work_bytes, b.stream)); };
+        op_gen.call = [&] { CHECK(fn(in, n, d_off, m, d_gen, work, work_bytes, b.stream)); };
         op_ref.call = [&] {
             CHECK(cub::DeviceSegmentedReduce::Sum(b.cub_tmp, b.cub_tmp_bytes, in, d_cub, (int64_t)m, d_off, d_off + 1, b.stream));
         };
@@ -748,7 +753,7 @@ static void run_segreduce_rows(Bench &b, int lg, const std::vector<std::string> 
         // check: each segment's sum against the host's (double), relative to the sum of |x|
         std::vector<float> got(m);
         CHECK(cudaMemcpy(got.data(), d_gen, m * sizeof(float), cudaMemcpyDeviceToHost));
-        SegResult r = {"f32 segreduce", dist, lg, n, m, bytes, median(op_gen.samples), median(op_ref.samples),
+        SegResult r = {row, dist, lg, n, m, bytes, median(op_gen.samples), median(op_ref.samples),
                        median(op_copy.samples), true};
         for (size_t s = 0; s < m && r.gen_ok; ++s) {
             double want = 0, mag = 0;
@@ -767,7 +772,8 @@ static void run_segreduce_rows(Bench &b, int lg, const std::vector<std::string> 
     }
 }
 
-static void run_segscan_rows(Bench &b, int lg, const std::vector<std::string> &dists)
+static void run_segscan_rows(Bench &b, int lg, const std::vector<std::string> &dists, const char *row = "f32 segscan/key",
+                             SegScanFn fn = bench_segscan_sum_f32_by_i32, WorkFn fn_work = bench_segscan_sum_f32_by_i32_workspace_bytes)
 {
     const size_t n = (size_t)1 << lg;
     if (n * sizeof(float) > b.pool_bytes / 2)
@@ -791,11 +797,11 @@ static void run_segscan_rows(Bench &b, int lg, const std::vector<std::string> &d
         float *d_gen = (float *)b.out_gen, *d_ref = (float *)b.out_cub;
         CHECK(cudaMemcpy(d_keys, keys.data(), n * sizeof(int), cudaMemcpyHostToDevice));
         void *work = nullptr;
-        const size_t work_bytes = bench_segscan_sum_f32_by_i32_workspace_bytes(n);
+        const size_t work_bytes = fn_work(n);
         CHECK(cudaMalloc(&work, work_bytes + 16));
         CHECK(cudaMemset(work, 0, work_bytes + 16));
         Op op_gen, op_ref, op_copy;
-        op_gen.call = [&] { CHECK(bench_segscan_sum_f32_by_i32(in, d_keys, n, d_gen, work, work_bytes, b.stream)); };
+        op_gen.call = [&] { CHECK(fn(in, d_keys, n, d_gen, work, work_bytes, b.stream)); };
         op_ref.call = [&] {
             thrust::inclusive_scan_by_key(thrust::cuda::par_nosync(alloc).on(b.stream), d_keys, d_keys + n, in, d_ref);
         };
@@ -808,7 +814,7 @@ static void run_segscan_rows(Bench &b, int lg, const std::vector<std::string> &d
         std::vector<float> got(n), ref(n);
         CHECK(cudaMemcpy(got.data(), d_gen, n * sizeof(float), cudaMemcpyDeviceToHost));
         CHECK(cudaMemcpy(ref.data(), d_ref, n * sizeof(float), cudaMemcpyDeviceToHost));
-        SegResult r = {"f32 segscan/key", dist, lg, n, starts.size(), bytes, median(op_gen.samples),
+        SegResult r = {row, dist, lg, n, starts.size(), bytes, median(op_gen.samples),
                        median(op_ref.samples), median(op_copy.samples), true};
         double acc = 0, mag = 0;
         for (size_t i = 0; i < n && r.gen_ok; ++i) {
@@ -1001,7 +1007,7 @@ int main(int argc, char **argv)
     printf("GPU: %s (sm_%d%d, %d SMs, L2 %s, %s, theoretical DRAM peak %.0f GB/s)\n", prop.name, prop.major,
            prop.minor, prop.multiProcessorCount, human(b.l2_bytes).c_str(), human(prop.totalGlobalMem).c_str(),
            2.0 * mem_khz * 1e3 * (prop.memoryBusWidth / 8) / 1e9);
-    printf("CUB %d.%d.%d; generated kernels: block 256, 16 items a thread (f32, i32), 4 (mat2u)\n",
+    printf("CUB %d.%d.%d; generated kernels: bench/spec.toml (reduce 256x16, mat2u 256x4; 4-byte scans 512x16)\n",
            CUB_VERSION / 100000, CUB_VERSION / 100 % 1000, CUB_VERSION % 100);
     printf("inputs: %s; times: median of %d samples of >= %d back-to-back calls (>= ~2 ms)\n",
            b.hot ? "hot (one buffer; small inputs stay in L2)" : "cold (rotating slices spanning 4x L2)",
@@ -1032,8 +1038,7 @@ int main(int argc, char **argv)
                              bench_reduce_mat2mul_mat2u_workspace_bytes(max_n), bench_scan_sum_f32_workspace_bytes(max_n),
                              bench_exscan_sum_f32_workspace_bytes(max_n), bench_scan_sum_i32_workspace_bytes(max_n),
                              bench_exscan_sum_i32_workspace_bytes(max_n), bench_scan_mat2mul_mat2u_workspace_bytes(max_n),
-                             bench_scan_f32_b128_t16_workspace_bytes(max_n), bench_scan_f32_b256_t8_workspace_bytes(max_n),
-                             bench_sum_f32_b128_t16_workspace_bytes(max_n)});
+                             bench_scan_f32_b256_t16_workspace_bytes(max_n), bench_scan_f32_b256_t32_workspace_bytes(max_n)});
     CHECK(cudaMalloc(&b.work, b.work_bytes));
     CHECK(cudaMemset(b.work, 0, b.work_bytes));
     CHECK(cudaMalloc(&b.gen_out, 256));
@@ -1066,15 +1071,13 @@ int main(int argc, char **argv)
         run_scan_row<mat2u>(b, "mat2u scan", bench_scan_mat2mul_mat2u, CubMat2Scan(), false, logs16);
     }
 
-    if (only && strcmp(only, "variants") == 0) {   // other shapes of the f32 sum and scan
-        run_row<float>(b, "sum b256t16", bench_reduce_sum_f32, CubSum(), CHECK_REL_1E4, logs);
-        run_row<float>(b, "sum b128t16", bench_sum_f32_b128_t16, CubSum(), CHECK_REL_1E4, logs);
-        run_row<float>(b, "sum b512t8", bench_sum_f32_b512_t8, CubSum(), CHECK_REL_1E4, logs);
-        run_row<float>(b, "sum b256t32", bench_sum_f32_b256_t32, CubSum(), CHECK_REL_1E4, logs);
-        run_scan_row<float>(b, "scan b256t16", bench_scan_sum_f32, CubInclusiveSum(), false, logs);
-        run_scan_row<float>(b, "scan b128t16", bench_scan_f32_b128_t16, CubInclusiveSum(), false, logs);
-        run_scan_row<float>(b, "scan b256t8", bench_scan_f32_b256_t8, CubInclusiveSum(), false, logs);
-        run_scan_row<float>(b, "scan b512t16", bench_scan_f32_b512_t16, CubInclusiveSum(), false, logs);
+    if (only && strcmp(only, "variants") == 0) {   // other shapes of the f32 scan family
+        run_scan_row<float>(b, "scan b512t16", bench_scan_sum_f32, CubInclusiveSum(), false, logs);
+        run_scan_row<float>(b, "scan b256t16", bench_scan_f32_b256_t16, CubInclusiveSum(), false, logs);
+        run_scan_row<float>(b, "scan b256t32", bench_scan_f32_b256_t32, CubInclusiveSum(), false, logs);
+        run_segreduce_rows(b, 28, {"avg1000", "1..16", "one"}, "segreduce t8", bench_segreduce_f32_t8,
+                           bench_segreduce_f32_t8_workspace_bytes);
+        run_segscan_rows(b, 27, {"1..16"}, "segscan/key t8", bench_segscan_f32_t8, bench_segscan_f32_t8_workspace_bytes);
     }
     if (wanted(only, "segmented")) {
         const std::vector<std::string> dists = {"avg1000", "1..16", "ones", "one", "power"};

@@ -116,6 +116,9 @@ def scan_shape(inst: Instance) -> dict:
         B=inst.block, IPT=ipt, WARPS=warps, TILE=inst.block * ipt, vin=vin, vout=vout, vflag=vflag,
         vkey=vkey, stage=stage, exclusive=inst.exclusive, warp_steps=WARP_STEPS,
         block_steps=[o for o in WARP_STEPS if o < warps], top=inst.tile_op,
+        # narrow totals: ask for 3/4 of the SM's threads resident (register cap), which hides the
+        # look-back's latency; wide ones would spill, so the compiler chooses
+        MIN_BLOCKS=inst.blocks_per_sm or (min(32, 1536 // inst.block) if inst.tile_op.acc_type.words <= 2 else 0),
         T="seg" if inst.heads else "op", heads=inst.heads, index=inst.index,
         per_element=per_element, tails=inst.primitive == "reduce_by_key",
         title=SCAN_TITLES[inst.primitive], heads_doc=HEADS_DOC.get(inst.heads, ""),

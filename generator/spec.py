@@ -60,6 +60,7 @@ class Instance:
     public_name: str
     heads: str = ""           # where segments start: "flags", "keys", "offsets" (segmented primitives)
     index: CType = None       # the key type (heads = "keys") or the offset type (heads = "offsets")
+    blocks_per_sm: int = 0    # scan family: resident blocks to ask of the compiler (0: chosen here)
 
     @property
     def kernel_name(self) -> str:
@@ -273,9 +274,9 @@ def _expand(t: _Table, k):
 SCAN_KINDS = {"inclusive": "", "exclusive": "ex"}
 TABLE_KEYS = {
     "reduce": {"op", "type", "block", "items", "name"},
-    "scan": {"op", "type", "block", "items", "name", "kind"},
-    "segscan": {"op", "type", "block", "items", "name", "kind", "heads", "key"},
-    "segreduce": {"op", "type", "block", "items", "name", "by", "key", "offset"},
+    "scan": {"op", "type", "block", "items", "name", "blocks_per_sm", "kind"},
+    "segscan": {"op", "type", "block", "items", "name", "blocks_per_sm", "kind", "heads", "key"},
+    "segreduce": {"op", "type", "block", "items", "name", "blocks_per_sm", "by", "key", "offset"},
 }
 
 
@@ -337,6 +338,9 @@ def _read_instances(table_kind, source, entries, prefix, types, user_ops):
         type_names = _expand(t, "type") if "type" in t.data else None
         block = _check_block(t, "block", t.get("block", "int"))
         items_raw = t.get("items", "int")
+        per_sm = t.get("blocks_per_sm", "int", default=0)
+        if per_sm and not 1 <= per_sm <= min(32, 2048 // block):
+            t.fail("blocks_per_sm", f"{per_sm} is outside 1..{min(32, 2048 // block)} for blocks of {block} threads")
         name = t.ident("name", required=False)
         combos = []
         for op_name in op_names:
@@ -366,15 +370,18 @@ def _read_instances(table_kind, source, entries, prefix, types, user_ops):
                 inst = Instance(prefix, prim, op, block, 1, "", heads, index)
                 if prim == "reduce":
                     items = _check_items(t, "items", items_raw, op.in_type)
-                else:
-                    items = _check_items(t, "items", items_raw, inst.tile_op.acc_type, scan=True)
+                else:   # sized by the operator's own accumulator: the head flag rides along
+                    items = _check_items(t, "items", items_raw, op.acc_type, scan=True)
+                    if items * inst.tile_op.acc_type.size > MAX_TILE_BYTES:
+                        t.fail("items", f"{items} items of {inst.tile_op.acc_type.size}-byte segmented accumulators"
+                                        f" is more than {MAX_TILE_BYTES} bytes a thread")
                 if prim == "segreduce" and block * items * (1 + op.acc_type.size) > SEGMENT_TILE_BYTES:
                     t.fail("items", f"a segmented reduce keeps its tile's folds in shared memory: {block} x {items}"
                                     f" x ({op.acc_type.size} + 1) bytes is more than {SEGMENT_TILE_BYTES}")
                 public = _public_name(prefix, prim, op, heads, index)
                 if name is not None:   # the prefix is added unless the name already has it
                     public = name if name.startswith(prefix + "_") else f"{prefix}_{name}"
-                out.append((t, Instance(prefix, prim, op, block, items, public, heads, index)))
+                out.append((t, Instance(prefix, prim, op, block, items, public, heads, index, per_sm)))
     return out
 
 

@@ -92,14 +92,14 @@ static __device__ __forceinline__ float block_fold(float acc, float *warp_totals
 
 static __global__ void __launch_bounds__(256)
 assoc_k_reduce_min_f32_b256_t16(const float *__restrict__ in, size_t n, float *__restrict__ out,
-    unsigned int *__restrict__ work, size_t tiles_each, int aligned16)
+    unsigned int *__restrict__ work, int aligned16)
 {
     __shared__ float warp_totals[8];
     __shared__ int is_last_block;
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const size_t n_tiles = (n + 4095) / 4096;
-    const size_t first = (size_t)blockIdx.x * tiles_each;          /* this block's run of tiles */
-    const size_t end = first + tiles_each < n_tiles ? first + tiles_each : n_tiles;
+    /* this block's run of tiles: an even share, every SM as busy as the next */
+    const size_t first = n_tiles * blockIdx.x / gridDim.x, end = n_tiles * (blockIdx.x + 1) / gridDim.x;
     float acc = op_identity();
     (void)aligned16;
     (void)warp;
@@ -186,7 +186,7 @@ extern "C" size_t assoc_reduce_min_f32_workspace_bytes(size_t n)
     return blocks <= 1 ? 0 : 256 + blocks * 4;
 }
 
-/* Blocks of this kernel the current device holds at once; asked once per device. */
+/* Blocks of the kernel the current device holds at once; asked once per device. */
 static cudaError_t resident_blocks(int *blocks)
 {
     static int cached[64];
@@ -212,8 +212,7 @@ static cudaError_t resident_blocks(int *blocks)
 extern "C" cudaError_t assoc_reduce_min_f32(const float *d_in, size_t n, float *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
-    const size_t tiles = (n + TILE_ELEMS - 1) / TILE_ELEMS;
-    size_t grid = blocks_wanted(n), tiles_each;
+    size_t grid = blocks_wanted(n);
     int resident = 0;
     cudaError_t err;
 
@@ -228,11 +227,7 @@ extern "C" cudaError_t assoc_reduce_min_f32(const float *d_in, size_t n, float *
         grid = (size_t)resident;
     if (grid < 1)
         grid = 1;
-    /* spread the tiles evenly, then drop blocks that would get none */
-    tiles_each = (tiles + grid * TILES_A_STEP - 1) / (grid * TILES_A_STEP);
-    if (tiles_each > 0)
-        grid = (tiles + tiles_each * TILES_A_STEP - 1) / (tiles_each * TILES_A_STEP);
     assoc_k_reduce_min_f32_b256_t16<<<(unsigned int)grid, 256, 0, stream>>>(
-        d_in, n, d_out, (unsigned int *)d_work, tiles_each, ((uintptr_t)d_in & 15) == 0);
+        d_in, n, d_out, (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0);
     return cudaGetLastError();
 }

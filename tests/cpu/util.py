@@ -129,7 +129,32 @@ def matrix_spec(prefix="mx") -> dict:
                 reduces.append(entry)
     # every user operator of the two examples, default shape
     reduces += [{"op": o["name"]} for o in operators]
-    return {"prefix": prefix, "type": types, "operator": operators, "reduce": reduces}
+    user = [o["name"] for o in operators]
+    both = ["inclusive", "exclusive"]
+    # the scan family: every builtin pair both ways, segmented forms over flags, keys and offsets,
+    # the user operators in each, and block/tile shapes
+    scans = [{"op": ops, "type": t, "kind": both} for t, ops in OPS_FOR.items()]
+    scans += [{"op": user, "kind": both}]
+    segscans = [{"op": ["sum", "argmin", "ksum"], "type": "f64", "kind": both},
+                {"op": ["sum", "xor"], "type": ["u8", "i32"], "kind": both},
+                {"op": ["min", "sum"], "type": "f32", "heads": "keys", "key": "i64", "kind": both},
+                {"op": "max", "type": "u16", "heads": "keys", "key": "u8"},
+                {"op": user, "kind": both}, {"op": user, "heads": "keys", "key": "i32"}]
+    segreduces = [{"op": ["sum", "argmax", "ksum"], "type": "f32", "offset": "i32"},
+                  {"op": ["min", "and"], "type": ["u8", "i64"], "offset": "u64"},
+                  {"op": ["sum", "argmin"], "type": ["i16", "f64"], "by": "keys", "key": "u32"},
+                  {"op": user}, {"op": user, "by": "keys", "key": "i16"}]
+    for block in BLOCKS:
+        for items in (1, 4, 16):
+            scans.append({"op": "sum", "type": "f32", "block": block, "items": items,
+                          "name": f"scan_f32_b{block}_t{items}"})
+        for items in (1, 8):
+            segscans.append({"op": "mat2mul", "heads": "keys", "key": "i32", "block": block, "items": items,
+                             "kind": "exclusive", "name": f"exsegscan_mat2_b{block}_t{items}"})
+            segreduces.append({"op": "sum", "type": "i32", "block": block, "items": items,
+                               "name": f"segreduce_i32_b{block}_t{items}"})
+    return {"prefix": prefix, "type": types, "operator": operators, "reduce": reduces, "scan": scans,
+            "segscan": segscans, "segreduce": segreduces}
 
 
 # ---- compiling ----

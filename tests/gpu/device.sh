@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on the lent GPU machine: build, GPU tests, sanitizer, benchmark; logs under $OUT.
-#   bash tests/gpu/device.sh [quick|full] [bench args...]
+#   bash tests/gpu/device.sh [quick|full|bench] [bench args...]     (bench: no tests)
 # The last lines printed are a short summary table.
 set -u
 cd "$(dirname "$0")/../.."
@@ -11,7 +11,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noh
 summary=()
 t0=$(date +%s)
 if [ "$mode" != bench ]; then
-    flags=(--jobs 16); [ "$mode" = quick ] && flags+=(--quick)
+    # quick: small sizes, then the sanitizer subset; full: every size (2^28, past 2^31), no sanitizer
+    flags=(--jobs 16); [ "$mode" = quick ] && flags+=(--quick) || flags+=(--no-sanitizer)
     python3 tests/gpu/run.py "${flags[@]}" > "$OUT/gputest-stdout.log" 2>&1
     rc=$?
     grep -E "^FAIL|passed,|memcheck|racecheck" "$OUT/gputest-stdout.log" | tail -40
