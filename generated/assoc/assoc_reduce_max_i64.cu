@@ -95,14 +95,16 @@ static __device__ __forceinline__ int64_t block_fold(int64_t acc, int64_t *warp_
 
 static __global__ void __launch_bounds__(256)
 assoc_k_reduce_max_i64_b256_t8(const int64_t *__restrict__ in, size_t n, int64_t *__restrict__ out,
-    unsigned int *__restrict__ work, int aligned16)
+    unsigned int *__restrict__ work, size_t share, unsigned int extra, int aligned16)
 {
     __shared__ int64_t warp_totals[8];
     __shared__ int is_last_block;
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const size_t n_tiles = (n + 2047) / 2048;
-    /* this block's run of tiles: an even share, every SM as busy as the next */
-    const size_t first = n_tiles * blockIdx.x / gridDim.x, end = n_tiles * (blockIdx.x + 1) / gridDim.x;
+    /* this block's run of tiles: `share` each, one more for the first `extra`, so
+       every SM is as busy as the next */
+    const unsigned int run = blockIdx.x;
+    const size_t first = run * share + (run < extra ? run : extra);
+    const size_t end = first + share + (run < extra);
     int64_t acc = op_identity();
     (void)aligned16;
     (void)warp;
@@ -215,7 +217,8 @@ static cudaError_t resident_blocks(int *blocks)
 extern "C" cudaError_t assoc_reduce_max_i64(const int64_t *d_in, size_t n, int64_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
-    size_t grid = blocks_wanted(n);
+    const size_t tiles = (n + TILE_ELEMS - 1) / TILE_ELEMS;
+    size_t grid = blocks_wanted(n), runs;
     int resident = 0;
     cudaError_t err;
 
@@ -230,7 +233,8 @@ extern "C" cudaError_t assoc_reduce_max_i64(const int64_t *d_in, size_t n, int64
         grid = (size_t)resident;
     if (grid < 1)
         grid = 1;
+    runs = grid * TILES_A_STEP;
     assoc_k_reduce_max_i64_b256_t8<<<(unsigned int)grid, 256, 0, stream>>>(
-        d_in, n, d_out, (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0);
+        d_in, n, d_out, (unsigned int *)d_work, tiles / runs, (unsigned int)(tiles % runs), ((uintptr_t)d_in & 15) == 0);
     return cudaGetLastError();
 }

@@ -92,14 +92,16 @@ static __device__ __forceinline__ float block_fold(float acc, float *warp_totals
 
 static __global__ void __launch_bounds__(256)
 assoc_k_reduce_sum_f32_b256_t16(const float *__restrict__ in, size_t n, float *__restrict__ out,
-    unsigned int *__restrict__ work, int aligned16)
+    unsigned int *__restrict__ work, size_t share, unsigned int extra, int aligned16)
 {
     __shared__ float warp_totals[8];
     __shared__ int is_last_block;
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const size_t n_tiles = (n + 4095) / 4096;
-    /* this block's run of tiles: an even share, every SM as busy as the next */
-    const size_t first = n_tiles * blockIdx.x / gridDim.x, end = n_tiles * (blockIdx.x + 1) / gridDim.x;
+    /* this block's run of tiles: `share` each, one more for the first `extra`, so
+       every SM is as busy as the next */
+    const unsigned int run = blockIdx.x;
+    const size_t first = run * share + (run < extra ? run : extra);
+    const size_t end = first + share + (run < extra);
     float acc = op_identity();
     (void)aligned16;
     (void)warp;
@@ -212,7 +214,8 @@ static cudaError_t resident_blocks(int *blocks)
 extern "C" cudaError_t assoc_reduce_sum_f32(const float *d_in, size_t n, float *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
-    size_t grid = blocks_wanted(n);
+    const size_t tiles = (n + TILE_ELEMS - 1) / TILE_ELEMS;
+    size_t grid = blocks_wanted(n), runs;
     int resident = 0;
     cudaError_t err;
 
@@ -227,7 +230,8 @@ extern "C" cudaError_t assoc_reduce_sum_f32(const float *d_in, size_t n, float *
         grid = (size_t)resident;
     if (grid < 1)
         grid = 1;
+    runs = grid * TILES_A_STEP;
     assoc_k_reduce_sum_f32_b256_t16<<<(unsigned int)grid, 256, 0, stream>>>(
-        d_in, n, d_out, (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0);
+        d_in, n, d_out, (unsigned int *)d_work, tiles / runs, (unsigned int)(tiles % runs), ((uintptr_t)d_in & 15) == 0);
     return cudaGetLastError();
 }

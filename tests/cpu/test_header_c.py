@@ -99,7 +99,11 @@ def test_header_compiles_as_cxx_with_c_linkage(generated, tmp_path):
     _compile(["g++", *GXX_FLAGS, "-fsyntax-only", "-x", "c++", str(header)])
     # calls from C++ must reference the unmangled C symbols
     src = tmp_path / "use.cpp"
-    calls = "\n".join(f"    total += {n}_workspace_bytes(n) + (size_t){n}(nullptr, n, nullptr, nullptr, 0, nullptr);"
+    # every function called with value-initialized arguments, as many as its declaration has
+    text = re.sub(r"/\*.*?\*/", "", header.read_text(), flags=re.S)
+    arity = {m.group(1): m.group(2).count(",") + 1
+             for m in re.finditer(r"cudaError_t\s+(\w+)\s*\(([^)]*)\)\s*;", text)}
+    calls = "\n".join(f"    total += {n}_workspace_bytes(n) + (size_t){n}({', '.join(['{}'] * arity[n])});"
                       for n in names)
     src.write_text(f'#include "{header.name}"\n#include "{header.name}"\n'
                    f"size_t use(size_t n);\nsize_t use(size_t n)\n{{\n    size_t total = 0;\n{calls}\n"
