@@ -1,6 +1,10 @@
-/* bench.cu: the generated reduce kernels (bench/spec.toml) against CUB, side by side.
+/* bench.cu: the generated kernels (bench/spec.toml) against CUB and Thrust, side by side.
  *
- *   ninja bench && build/bench/bench [--quick] [--hot] [--csv FILE]
+ *   ninja bench && build/bench/bench [--quick] [--hot] [--only reduce|scan|segmented|variants] [--csv FILE]
+ *
+ * Three tables: reduces (below), scans (run_scan_row: against cub::DeviceScan and a copy), and
+ * segmented primitives (run_segreduce_rows, run_segscan_rows: against cub::DeviceSegmentedReduce
+ * and thrust::inclusive_scan_by_key over several distributions of segment lengths).
  *
  * ROWS     f32 sum, i32 sum, f32 min, i32 min, and mat2u: the ordered product of 2x2 uint32
  *          matrices (16-byte elements, NOT commutative), for n = 2^12, 2^14, ..., 2^28

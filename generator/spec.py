@@ -27,6 +27,12 @@ key and what is wrong; nothing is written until the whole spec has been checked.
     block = 256                        # threads a block: a power of two, 32..1024
     items = 16                         # items a thread per step (the tile); default by size
     name = "..."                       # optional public name (one instance only)
+
+    [[scan]]                           # also: kind = "inclusive" / "exclusive" (or both, a list)
+    [[segscan]]                        # also: kind, heads = "flags" | "keys", key = integer type
+    [[segreduce]]                      # also: by = "offsets" (offset = integer type, default i64)
+                                       #       or by = "keys" (key = integer type): reduce by key
+    # the scan family also takes blocks_per_sm: resident blocks to ask of the compiler
 """
 
 import re
@@ -100,9 +106,6 @@ class Instance:
         if not self.heads:
             return self.op
         return segmented(self.op, counted=self.primitive == "reduce_by_key")
-
-
-ReduceInstance = Instance     # the name the reduce emitter and tests know
 
 
 @dataclass

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""GPU test runner: generate a broad matrix of reduce instances, build them with a C++ driver
-that holds an independent CPU reference per operator, run every instance on random data over
-the sizes below, then run a subset under compute-sanitizer (memcheck and racecheck).
+"""GPU test runner: generate a broad matrix of instances (reduces, scans, segmented scans and
+reduces), build them with a C++ driver that holds an independent CPU reference per operator, run
+every instance on random data over the sizes below (segmented ones over several distributions of
+segment lengths), then run a subset under compute-sanitizer (memcheck and racecheck).
 
     python3 tests/gpu/run.py            # everything (needs a GPU; about 10 minutes on an H100)
     python3 tests/gpu/run.py --quick    # small sizes only
