@@ -4,6 +4,7 @@ Rendering happens entirely in memory first; files are written only once everythi
 each through a temporary name, so a failure never leaves a partial output behind.
 """
 
+import math
 import os
 from pathlib import Path
 
@@ -54,6 +55,7 @@ def reduce_shape(inst: Instance) -> dict:
 
 
 STAGE_LIMIT = 44 * 1024   # static shared memory a block may spend on staging (48 KB in all)
+SMEM_PER_SM = 228 * 1024  # shared memory of an sm_90 SM
 
 
 def _vec(items: int, size: int) -> int:
@@ -109,16 +111,41 @@ def scan_shape(inst: Instance) -> dict:
     vflag = _vec(ipt, 1) if inst.heads == "flags" else 0
     vkey = _vec(ipt, inst.index.size) if inst.heads == "keys" else 0
     stage = 36 * max(vin, vout, vflag, vkey)       # 32 words a lane-row, plus one pad word in eight
+    # resident tiles: a scan keeps its tile's inputs in shared memory from load to store (results
+    # written over them, so of the same type), read a chunk of whole elements at a time; its keys
+    # only pass through registers (16-byte loads where whole, else a ballot a row of loaded keys)
+    size = op.in_type.size
+    # (a segmented reduce keeps each item's fold there: whole elements in a 16-byte word)
+    resident = bool(vin and ipt <= 32 and 36 * vin * 16 * warps <= STAGE_LIMIT and (
+        (per_element and op.out_type.c == op.in_type.c) or
+        (inst.primitive == "segreduce" and op.acc_type.c == op.in_type.c and 16 % size == 0)))
+    skey = 0
+    if resident:
+        stage = 36 * vin
+        skey = vkey
     tile_smem = inst.block * ipt * (1 + op.acc_type.size) if inst.heads == "offsets" else 0
-    if stage * 16 * warps > STAGE_LIMIT - tile_smem:
+    if not resident and stage * 16 * warps > STAGE_LIMIT - tile_smem:
         vin = vout = vflag = vkey = stage = 0
+    chunk = size // math.gcd(size, 16)
+    if resident:
+        # as many blocks as shared memory holds (1 KB a block is the system's), leaving each
+        # thread registers for a few accumulators
+        smem = warps * stage * 16 + 2 * warps * inst.tile_op.acc_type.size + 64
+        regs = 24 + 4 * inst.tile_op.acc_type.words
+        min_blocks = min(32, 2048 // inst.block, SMEM_PER_SM // (smem + 1024), 65536 // (inst.block * regs))
+    elif inst.tile_op.acc_type.words <= 2:
+        # narrow totals: ask for 3/4 of the SM's threads resident (register cap), which hides the
+        # look-back's latency; wide ones would spill, so the compiler chooses
+        min_blocks = min(32, 1536 // inst.block)
+    else:
+        min_blocks = 0
     return dict(
         B=inst.block, IPT=ipt, WARPS=warps, TILE=inst.block * ipt, vin=vin, vout=vout, vflag=vflag,
         vkey=vkey, stage=stage, exclusive=inst.exclusive, warp_steps=WARP_STEPS,
         block_steps=[o for o in WARP_STEPS if o < warps], top=inst.tile_op,
-        # narrow totals: ask for 3/4 of the SM's threads resident (register cap), which hides the
-        # look-back's latency; wide ones would spill, so the compiler chooses
-        MIN_BLOCKS=inst.blocks_per_sm or (min(32, 1536 // inst.block) if inst.tile_op.acc_type.words <= 2 else 0),
+        MIN_BLOCKS=inst.blocks_per_sm or min_blocks, resident=resident, skey=skey, CH=chunk,
+        R=op.acc_type.c if inst.heads == "offsets" else op.out_type.c,
+        fixup=resident and inst.heads == "offsets", EPC=chunk * 16 // size,
         T="seg" if inst.heads else "op", heads=inst.heads, index=inst.index,
         per_element=per_element, tails=inst.primitive == "reduce_by_key",
         title=SCAN_TITLES[inst.primitive], heads_doc=HEADS_DOC.get(inst.heads, ""),

@@ -74,6 +74,8 @@ def spec_dict():
     data["scan"].append({"op": ["sum", "min", "xor"], "type": ["i8", "i32", "u64"], "kind": "exclusive"})
     data["scan"].append({"op": ["sum", "max", "argmax", "ksum"], "type": ["f32", "f64"], "kind": "exclusive"})
     data["scan"].append({"op": ["mat2mul", "mat3mul", "welford", "minmax"], "kind": ["inclusive", "exclusive"]})
+    # a tile resident in shared memory read in chunks of several 16-byte words (36-byte elements)
+    data["scan"].append({"op": "mat3mul", "items": 4, "kind": "exclusive", "name": "exscan_mat3_t4"})
     for block in (32, 128, 512, 1024):
         for items in (1, 3, 8):
             data["scan"].append({"op": "sum", "type": "i32", "block": block, "items": items,
