@@ -190,6 +190,41 @@ def test_the_stripes_use_16_byte_loads_where_the_type_allows(tmp_path):
     assert "uint4" in (out / "t_reduce_sum_f32.cu").read_text()
 
 
+def test_scans_keep_tiles_in_shared_memory_where_results_fit_over_inputs(tmp_path):
+    # resident: the inputs go to shared memory by cp.async and the results are written over them,
+    # so only instances whose output type is the input type (and whose runs are whole 16-byte words)
+    spec = write_spec(tmp_path / "spec.toml", """
+prefix = "t"
+[[scan]]
+op = ["sum", "argmin"]
+type = "f32"
+[[scan]]
+op = "sum"
+type = "i32"
+items = 3
+name = "scan_i32_t3"
+[[segscan]]
+op = "sum"
+type = "f32"
+heads = "keys"
+key = "i32"
+[[segreduce]]
+op = ["sum", "ksum"]
+type = "f32"
+""")
+    out = tmp_path / "out"
+    gen_ok(spec, "-o", out)
+    text = {p.stem: p.read_text() for p in out.glob("*.cu")}
+    resident = {name for name, src in text.items() if "cp.async.cg.shared.global" in src}
+    assert resident == {"t_scan_sum_f32", "t_segscan_sum_f32_by_i32", "t_segreduce_sum_f32"}
+    # 128 bytes of inputs a thread by default; keyed scans 64 (their keys pass through registers)
+    assert "_b256_t32(" in text["t_scan_sum_f32"] and "_b256_t16(" in text["t_segscan_sum_f32_by_i32"]
+    # the segmented reduce that holds its tile needs no look-back: a carry kernel after the tiles
+    assert "_carry<<<1, 1024, 0, stream>>>" in text["t_segreduce_sum_f32"]
+    assert "wait_for(" not in text["t_segreduce_sum_f32"]
+    assert "_carry" not in text["t_segreduce_ksum_f32"] and "wait_for(" in text["t_segreduce_ksum_f32"]
+
+
 # ---- templates are operator-agnostic
 
 
