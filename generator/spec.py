@@ -183,17 +183,26 @@ def _default_items(ty: CType) -> int:
     return max(1, min(64, 64 // ty.size)) if ty.size <= 64 else 1
 
 
-def resident_scan(prim: str, op) -> bool:
-    """Scans that can keep their tile's inputs in shared memory (results written over them)."""
-    return ((prim in ("scan", "exscan", "segscan", "exsegscan") and op.out_type.c == op.in_type.c) or
-            (prim == "segreduce" and op.acc_type.c == op.in_type.c and 16 % op.in_type.size == 0))
+STAGE_LIMIT = 44 * 1024   # static shared memory a scan block may spend on staging (48 KB in all)
+
+
+def resident_tile(prim: str, op, block: int, items: int) -> bool:
+    """Whether a scan-family instance keeps its tile's inputs in shared memory from load to store:
+    results written over the inputs (so of their type), whole 16-byte words a thread, a bit an item
+    in 32, and the staging (one pad word in eight) within the static limit."""
+    size = op.in_type.size
+    if (items * size) % 16 or items > 32 or 36 * (items * size // 16) * 16 * (block // 32) > STAGE_LIMIT:
+        return False
+    if prim in ("scan", "exscan", "segscan", "exsegscan"):
+        return op.out_type.c == op.in_type.c
+    return prim == "segreduce" and op.acc_type.c == op.in_type.c and 16 % size == 0
 
 
 def _check_items(t: _Table, k, v, ty: CType, scan_bytes=0):
     if v is None:
-        # a scan keeps a whole tile of accumulators in registers (64 bytes a thread), or a plain
-        # scan its inputs in shared memory (128 bytes a thread): smaller tiles for wide types
-        return _default_items(ty) if not scan_bytes else max(1, min(32, scan_bytes // ty.size))
+        # a scan keeps a whole tile of accumulators in registers (64 bytes a thread), or its inputs
+        # in shared memory (128 bytes a thread): smaller tiles for wide types
+        return _default_items(ty) if not scan_bytes else max(1, min(scan_bytes // 4, scan_bytes // ty.size))
     if v < 1 or v > 64:
         t.fail(k, f"{v} items a thread is outside 1..64")
     if v * ty.size > MAX_TILE_BYTES:
@@ -383,12 +392,14 @@ def _read_instances(table_kind, source, entries, prefix, types, user_ops):
                 else:   # sized by the operator's own accumulator: the head flag rides along
                     # keys ride along: a keyed tile is sized by the wider of the two
                     wide = index if heads == "keys" and index.size > op.acc_type.size else op.acc_type
-                    items = _check_items(t, "items", items_raw, wide,
-                                         scan_bytes=128 if resident_scan(prim, op) and heads != "keys" else 64)
+                    items = _check_items(t, "items", items_raw, wide, scan_bytes=64)
+                    wider = _check_items(t, "items", None, wide, scan_bytes=128)
+                    if items_raw is None and heads != "keys" and resident_tile(prim, op, block, wider):
+                        items = wider      # held in shared memory: twice the bytes a thread
                     if items * inst.tile_op.acc_type.size > MAX_TILE_BYTES:
                         t.fail("items", f"{items} items of {inst.tile_op.acc_type.size}-byte segmented accumulators"
                                         f" is more than {MAX_TILE_BYTES} bytes a thread")
-                if (prim == "segreduce" and not resident_scan(prim, op)
+                if (prim == "segreduce" and not resident_tile(prim, op, block, items)
                         and block * items * (1 + op.acc_type.size) > SEGMENT_TILE_BYTES):
                     t.fail("items", f"a segmented reduce keeps its tile's folds in shared memory: {block} x {items}"
                                     f" x ({op.acc_type.size} + 1) bytes is more than {SEGMENT_TILE_BYTES}")

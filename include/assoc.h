@@ -4,8 +4,8 @@
  * WHAT THIS IS
  *   Plain C declarations of device-wide reduces and scans, each specialized at generation time for
  *   one operator, element type, block size and tile. The definitions are in the .cu files
- *   generated beside this header: compile them with nvcc, include this header from C (C99 or
- *   later) or C++/CUDA, and link with the CUDA runtime (-lcudart).
+ *   generated beside this header: compile them with nvcc (sm_80 or newer), include this
+ *   header from C (C99 or later) or C++/CUDA, and link with the CUDA runtime (-lcudart).
  *
  * HOW TO CALL
  *   Every function takes its inputs, n, its outputs, then a workspace and a stream (here for

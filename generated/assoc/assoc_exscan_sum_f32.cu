@@ -352,7 +352,7 @@ extern "C" size_t assoc_exscan_sum_f32_workspace_bytes(size_t n)
     return HEADER_WORDS * 4 + slot_words_for(tiles) * 8;
 }
 
-static int carveout_asked;
+static int carveout_asked[64];   /* by device */
 
 extern "C" cudaError_t assoc_exscan_sum_f32(const float *d_in, size_t n, float *d_out,
     const float *init,
@@ -375,11 +375,19 @@ extern "C" cudaError_t assoc_exscan_sum_f32(const float *d_in, size_t n, float *
         if (err != cudaSuccess)
             return err;
     }
-    if (!carveout_asked) {     /* the tiles live in shared memory: ask for the largest carveout */
-        err = cudaFuncSetAttribute(assoc_k_exscan_sum_f32_b256_t32, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+    {
+        /* the tiles live in shared memory: ask for the largest carveout, once a device */
+        int dev = 0;
+        err = cudaGetDevice(&dev);
         if (err != cudaSuccess)
             return err;
-        carveout_asked = 1;
+        if (dev < 0 || dev >= 64 || !carveout_asked[dev]) {
+            err = cudaFuncSetAttribute(assoc_k_exscan_sum_f32_b256_t32, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            if (err != cudaSuccess)
+                return err;
+            if (dev >= 0 && dev < 64)
+                carveout_asked[dev] = 1;
+        }
     }
     assoc_k_exscan_sum_f32_b256_t32<<<(unsigned int)tiles, 256, 0, stream>>>(
         d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0);

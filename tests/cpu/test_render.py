@@ -225,6 +225,17 @@ type = "f32"
     assert "_carry" not in text["t_segreduce_ksum_f32"] and "wait_for(" in text["t_segreduce_ksum_f32"]
 
 
+@pytest.mark.parametrize("prim", ["scan", "segreduce"])
+def test_default_tile_of_a_512_block_still_fits_shared_memory(tmp_path, prim):
+    # 128 bytes a thread would not fit at 512 threads: the default falls back to 64, still resident
+    spec = write_spec(tmp_path / "spec.toml", {"prefix": "t", prim: [{"op": "sum", "type": "f32", "block": 512}]})
+    out = tmp_path / "out"
+    gen_ok(spec, "-o", out)
+    (src,) = out.glob("*.cu")
+    text = src.read_text()
+    assert "_b512_t16" in text and "cp.async.cg.shared.global" in text
+
+
 # ---- templates are operator-agnostic
 
 

@@ -307,3 +307,13 @@ def test_error_line_is_not_wrapped_for_long_toml_errors(tmp_path):
     assert_one_error_line(r, str(path), None, [r"toml"])
     assert not (tmp_path / "out").exists()
 
+
+
+def test_segmented_reduce_too_wide_for_shared_memory_is_an_error(tmp_path):
+    """A segmented reduce whose tile is not held in shared memory keeps its folds there instead:
+    one that would not fit is refused, not left to fail in ptxas."""
+    spec = {"prefix": "v", "segreduce": [{"op": "sum", "type": "f32", "block": 1024, "items": 12}]}
+    path = write_spec(tmp_path / "spec.toml", spec)
+    r = run_gen(path, "-o", tmp_path / "out")
+    assert_one_error_line(r, str(path), "segreduce[0].items", [r"shared memory"])
+    assert not (tmp_path / "out").exists()
