@@ -15,13 +15,17 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser():
     p = _Parser(prog="python3 -m generator",
-                description="Generate specialized CUDA C reduce kernels and one C header from a spec.")
-    p.add_argument("spec", nargs="?", help="TOML spec file (optional if --prefix and --reduce are given)")
+                description="Generate specialized CUDA C kernels (reduces, scans, segmented scans and "
+                            "reduces) and one C header from a spec.")
+    p.add_argument("spec", nargs="?", help="TOML spec file (optional if --prefix and --reduce or --scan are given)")
     p.add_argument("-o", "--out", default="generated", help="folder for the .cu sources (default: generated)")
     p.add_argument("--header-dir", help="folder for the header (default: the --out folder)")
     p.add_argument("--prefix", help="symbol prefix (overrides the spec's)")
     p.add_argument("--reduce", action="append", default=[], metavar="OP:TYPE[:bBLOCK][:tITEMS]",
                    help="add a reduce instance, e.g. sum:f32:b256:t16 (repeatable)")
+    p.add_argument("--scan", action="append", default=[], metavar="OP:TYPE[:bBLOCK][:tITEMS][:KIND]",
+                   help="add a scan instance, KIND inclusive (default) or exclusive, e.g. sum:f32:exclusive"
+                        " (repeatable)")
     p.add_argument("--list", action="store_true", help="print the instances and write nothing")
     p.add_argument("--version", action="version", version=f"assocgen {__version__}")
     return p
@@ -30,9 +34,10 @@ def _parser():
 def main(argv=None):
     try:
         args = _parser().parse_args(argv)
-        if args.spec is None and not args.reduce:
-            raise SpecError("command line", "", "give a spec file, or --prefix with one or more --reduce")
-        spec = load(args.spec, args.reduce, args.prefix)
+        extra = [("reduce", text) for text in args.reduce] + [("scan", text) for text in args.scan]
+        if args.spec is None and not extra:
+            raise SpecError("command line", "", "give a spec file, or --prefix with one or more --reduce or --scan")
+        spec = load(args.spec, extra, args.prefix)
         if args.list:
             for inst in spec.instances:
                 print(f"{inst.public_name}\t{inst.kernel_name}")

@@ -410,8 +410,9 @@ def _read_instances(table_kind, source, entries, prefix, types, user_ops):
     return out
 
 
-def parse(data: dict, source: str, extra_reduces=(), prefix_override=None) -> Spec:
-    """Check a spec already read into Python values; return the Spec or raise SpecError."""
+def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
+    """Check a spec already read into Python values; return the Spec or raise SpecError.
+    `extra`: command-line entries, (table kind, text) pairs such as ("scan", "sum:f32:b256")."""
     top = _Table(source, "", data)
     top.no_other_keys({"prefix", "type", "operator", *TABLE_KEYS})
     if prefix_override is not None:
@@ -435,10 +436,11 @@ def parse(data: dict, source: str, extra_reduces=(), prefix_override=None) -> Sp
     for kind in TABLE_KEYS:
         file_entries = [(f"{kind}[{n}]", raw) for n, raw in enumerate(data.get(kind, []))]
         instances += _read_instances(kind, source, file_entries, prefix, types, user_ops)
-    cli_entries = [(f"--reduce {text}", parse_cli_reduce(text)) for text in extra_reduces]
-    instances += _read_instances("reduce", "command line", cli_entries, prefix, types, user_ops)
+    for kind in CLI_KINDS:
+        cli_entries = [(f"--{kind} {text}", parse_cli_entry(kind, text)) for k, text in extra if k == kind]
+        instances += _read_instances(kind, "command line", cli_entries, prefix, types, user_ops)
     if not instances:
-        raise SpecError(source, "reduce", "the spec asks for no kernel (add a [[reduce]], [[scan]], [[segscan]] or [[segreduce]] table, or --reduce)")
+        raise SpecError(source, "reduce", "the spec asks for no kernel (add a [[reduce]], [[scan]], [[segscan]] or [[segreduce]] table, or --reduce / --scan)")
 
     # every name the header declares, and which table asked for it: no two may be the same
     owner = {ty.name: f"type[{n}]" for n, ty in enumerate(user_types)}
@@ -455,12 +457,12 @@ def parse(data: dict, source: str, extra_reduces=(), prefix_override=None) -> Sp
     return Spec(prefix, source, user_types, user_ops, [inst for _, inst in instances])
 
 
-def load(path, extra_reduces=(), prefix_override=None) -> Spec:
+def load(path, extra=(), prefix_override=None) -> Spec:
     """Read a TOML spec file (path may be None: command line only)."""
     if path is None:
         if prefix_override is None:
             raise SpecError("command line", "--prefix", "missing: give a spec file or --prefix")
-        return parse({}, "command line", extra_reduces, prefix_override)
+        return parse({}, "command line", extra, prefix_override)
     source = str(path)
     try:
         with open(path, "rb") as f:
@@ -475,18 +477,28 @@ def load(path, extra_reduces=(), prefix_override=None) -> Spec:
         raise SpecError(source, "", f"is not UTF-8 text ({e.reason})")
     except tomllib.TOMLDecodeError as e:
         raise SpecError(source, "", f"not valid TOML: {e}")
-    return parse(data, source, extra_reduces, prefix_override)
+    return parse(data, source, extra, prefix_override)
 
 
-def parse_cli_reduce(text: str) -> dict:
-    """`--reduce OP:TYPE[:bBLOCK][:tITEMS]` -> a [[reduce]] table."""
+CLI_KINDS = ("reduce", "scan")    # tables the command line can add to, as --reduce / --scan
+CLI_FORMS = {"reduce": "OP:TYPE[:bBLOCK][:tITEMS], e.g. sum:f32:b256:t16",
+             "scan": "OP:TYPE[:bBLOCK][:tITEMS][:inclusive|:exclusive], e.g. sum:f32:b256:exclusive"}
+
+
+def parse_cli_entry(kind: str, text: str) -> dict:
+    """`--reduce OP:TYPE[:bBLOCK][:tITEMS]` -> a [[reduce]] table; `--scan` the same, with a kind."""
+    where = f"--{kind} {text}"
     parts = text.split(":")
     if len(parts) < 2 or not parts[0] or not parts[1]:
-        raise SpecError("command line", f"--reduce {text}", "expected OP:TYPE[:bBLOCK][:tITEMS], e.g. sum:f32:b256:t16")
+        raise SpecError("command line", where, f"expected {CLI_FORMS[kind]}")
     table = {"op": parts[0], "type": parts[1]}
     for p in parts[2:]:
+        if kind == "scan" and p in ("inclusive", "exclusive"):
+            table["kind"] = p
+            continue
         m = re.fullmatch(r"([bt])(\d+)", p)
         if not m:
-            raise SpecError("command line", f"--reduce {text}", f"{p!r} is neither bBLOCK nor tITEMS")
+            what = "bBLOCK, tITEMS, inclusive nor exclusive" if kind == "scan" else "bBLOCK nor tITEMS"
+            raise SpecError("command line", where, f"{p!r} is neither {what}")
         table["block" if m.group(1) == "b" else "items"] = int(m.group(2))
     return table

@@ -90,6 +90,15 @@ def test_command_line_only_spec_and_prefix_override(tmp_path):
     assert "other_k_reduce_sum_f32_b256_t16" in (out2 / "other_reduce_sum_f32.cu").read_text()
 
 
+def test_command_line_scans(tmp_path):
+    out = tmp_path / "out"
+    gen_ok("--prefix", "lib", "--scan", "sum:f32", "--scan", "max:i32:b128:t8:exclusive", "--reduce", "sum:u8",
+           "-o", out)
+    assert sorted(_files(out)) == ["lib.h", "lib_exscan_max_i32.cu", "lib_reduce_sum_u8.cu", "lib_scan_sum_f32.cu"]
+    assert "lib_k_exscan_max_i32_b128_t8" in (out / "lib_exscan_max_i32.cu").read_text()
+    assert "const int32_t *init" in (out / "lib.h").read_text()
+
+
 def test_given_name_is_the_public_name(tmp_path):
     spec = write_spec(tmp_path / "s.toml", {"prefix": "v", "reduce": [
         {"op": "sum", "type": "f32", "block": 64, "items": 4, "name": "small_sum"},

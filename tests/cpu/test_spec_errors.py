@@ -317,3 +317,11 @@ def test_segmented_reduce_too_wide_for_shared_memory_is_an_error(tmp_path):
     r = run_gen(path, "-o", tmp_path / "out")
     assert_one_error_line(r, str(path), "segreduce[0].items", [r"shared memory"])
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("arg,pattern", [("sum:f32:x", r"'x' is neither"), ("sum", r"OP:TYPE"),
+                                         ("sum:f32:b100", r"power of two"), ("sum:q32", r"unknown type")])
+def test_command_line_scan_errors(tmp_path, arg, pattern):
+    r = run_gen("--prefix", "v", "--scan", arg, "-o", tmp_path / "out")
+    assert_one_error_line(r, CLI, None, [pattern])
+    assert not (tmp_path / "out").exists()
