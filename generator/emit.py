@@ -110,16 +110,12 @@ def scan_shape(inst: Instance) -> dict:
     vflag = _vec(ipt, 1) if inst.heads == "flags" else 0
     vkey = _vec(ipt, inst.index.size) if inst.heads == "keys" else 0
     stage = 36 * max(vin, vout, vflag, vkey)       # 32 words a lane-row, plus one pad word in eight
-    # resident tiles: a scan keeps its tile's inputs in shared memory from load to store (results
-    # written over them, so of the same type), read a chunk of whole elements at a time; its keys
-    # only pass through registers (16-byte loads where whole, else a ballot a row of loaded keys)
+    # resident tiles (spec.resident_tile): the inputs stay in shared memory from load to store and
+    # are read a chunk of whole elements at a time; keys only pass through registers
     size = op.in_type.size
-    # (a segmented reduce keeps each item's fold there: whole elements in a 16-byte word)
     resident = resident_tile(inst.primitive, op, inst.block, ipt)
-    skey = 0
     if resident:
         stage = 36 * vin
-        skey = vkey
     tile_smem = inst.block * ipt * (1 + op.acc_type.size) if inst.heads == "offsets" else 0
     if not resident and stage * 16 * warps > STAGE_LIMIT - tile_smem:
         vin = vout = vflag = vkey = stage = 0
@@ -140,7 +136,7 @@ def scan_shape(inst: Instance) -> dict:
         B=inst.block, IPT=ipt, WARPS=warps, TILE=inst.block * ipt, vin=vin, vout=vout, vflag=vflag,
         vkey=vkey, stage=stage, exclusive=inst.exclusive, warp_steps=WARP_STEPS,
         block_steps=[o for o in WARP_STEPS if o < warps], top=inst.tile_op,
-        MIN_BLOCKS=inst.blocks_per_sm or min_blocks, resident=resident, skey=skey, CH=chunk,
+        MIN_BLOCKS=inst.blocks_per_sm or min_blocks, resident=resident, CH=chunk,
         R=op.acc_type.c if inst.heads == "offsets" else op.out_type.c,
         fixup=resident and inst.heads == "offsets", EPC=chunk * 16 // size,
         T="seg" if inst.heads else "op", heads=inst.heads, index=inst.index,

@@ -198,11 +198,15 @@ def resident_tile(prim: str, op, block: int, items: int) -> bool:
     return prim == "segreduce" and op.acc_type.c == op.in_type.c and 16 % size == 0
 
 
+def _scan_items(ty: CType, thread_bytes: int) -> int:
+    # a scan keeps a whole tile of accumulators in registers (64 bytes a thread), or its inputs in
+    # shared memory (128 bytes a thread): smaller tiles for wide types
+    return max(1, min(thread_bytes // 4, thread_bytes // ty.size))
+
+
 def _check_items(t: _Table, k, v, ty: CType, scan_bytes=0):
     if v is None:
-        # a scan keeps a whole tile of accumulators in registers (64 bytes a thread), or its inputs
-        # in shared memory (128 bytes a thread): smaller tiles for wide types
-        return _default_items(ty) if not scan_bytes else max(1, min(scan_bytes // 4, scan_bytes // ty.size))
+        return _default_items(ty) if not scan_bytes else _scan_items(ty, scan_bytes)
     if v < 1 or v > 64:
         t.fail(k, f"{v} items a thread is outside 1..64")
     if v * ty.size > MAX_TILE_BYTES:
@@ -393,7 +397,7 @@ def _read_instances(table_kind, source, entries, prefix, types, user_ops):
                     # keys ride along: a keyed tile is sized by the wider of the two
                     wide = index if heads == "keys" and index.size > op.acc_type.size else op.acc_type
                     items = _check_items(t, "items", items_raw, wide, scan_bytes=64)
-                    wider = _check_items(t, "items", None, wide, scan_bytes=128)
+                    wider = _scan_items(wide, 128)
                     if items_raw is None and heads != "keys" and resident_tile(prim, op, block, wider):
                         items = wider      # held in shared memory: twice the bytes a thread
                     if items * inst.tile_op.acc_type.size > MAX_TILE_BYTES:
