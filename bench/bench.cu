@@ -1042,7 +1042,8 @@ int main(int argc, char **argv)
                              bench_reduce_mat2mul_mat2u_workspace_bytes(max_n), bench_scan_sum_f32_workspace_bytes(max_n),
                              bench_exscan_sum_f32_workspace_bytes(max_n), bench_scan_sum_i32_workspace_bytes(max_n),
                              bench_exscan_sum_i32_workspace_bytes(max_n), bench_scan_mat2mul_mat2u_workspace_bytes(max_n),
-                             bench_scan_f32_b256_t16_workspace_bytes(max_n), bench_scan_f32_b512_t16_workspace_bytes(max_n)});
+                             bench_scan_f32_b256_t28_workspace_bytes(max_n), bench_scan_f32_b256_t32_workspace_bytes(max_n),
+                             bench_scan_f32_b256_t44_workspace_bytes(max_n)});
     CHECK(cudaMalloc(&b.work, b.work_bytes));
     CHECK(cudaMemset(b.work, 0, b.work_bytes));
     CHECK(cudaMalloc(&b.gen_out, 256));
@@ -1076,9 +1077,10 @@ int main(int argc, char **argv)
     }
 
     if (only && strcmp(only, "variants") == 0) {   // other shapes of the f32 scan family
-        run_scan_row<float>(b, "scan b512t16", bench_scan_sum_f32, CubInclusiveSum(), false, logs);
-        run_scan_row<float>(b, "scan b256t16", bench_scan_f32_b256_t16, CubInclusiveSum(), false, logs);
-        run_scan_row<float>(b, "scan b512t16", bench_scan_f32_b512_t16, CubInclusiveSum(), false, logs);
+        run_scan_row<float>(b, "scan default", bench_scan_sum_f32, CubInclusiveSum(), false, logs);
+        run_scan_row<float>(b, "scan b256t28", bench_scan_f32_b256_t28, CubInclusiveSum(), false, logs);
+        run_scan_row<float>(b, "scan b256t32", bench_scan_f32_b256_t32, CubInclusiveSum(), false, logs);
+        run_scan_row<float>(b, "scan b256t44", bench_scan_f32_b256_t44, CubInclusiveSum(), false, logs);
         run_segreduce_rows(b, 28, {"avg1000", "1..16", "one"}, "segreduce t8", bench_segreduce_f32_t8,
                            bench_segreduce_f32_t8_workspace_bytes);
         run_segscan_rows(b, 27, {"1..16"}, "segscan/key t32", bench_segscan_f32_t32, bench_segscan_f32_t32_workspace_bytes);

@@ -186,14 +186,25 @@ def _default_items(ty: CType) -> int:
 STAGE_LIMIT = 44 * 1024   # static shared memory a scan block may spend on staging (48 KB in all)
 
 
+def stage_chunks(words: int) -> int:
+    """16-byte chunks of shared memory a warp stages `words` 16-byte words a lane in: an odd count
+    puts a quarter warp's 16-byte accesses on distinct banks as it is; an even one needs one pad
+    chunk in eight."""
+    return 32 * words if words % 2 else 36 * words
+
+
 def resident_tile(prim: str, op, block: int, items: int) -> bool:
     """Whether a scan-family instance keeps its tile's inputs in shared memory from load to store:
-    results written over the inputs (so of their type), whole 16-byte words a thread, a bit an item
-    in 32, and the staging (one pad word in eight) within the static limit."""
+    results written over the inputs (so of their type), whole 16-byte words a thread, for the
+    segmented forms a bit an item in 32, and the staging within the static limit."""
     size = op.in_type.size
-    if (items * size) % 16 or items > 32 or 36 * (items * size // 16) * 16 * (block // 32) > STAGE_LIMIT:
+    if (items * size) % 16 or stage_chunks(items * size // 16) * 16 * (block // 32) > STAGE_LIMIT:
         return False
-    if prim in ("scan", "exscan", "segscan", "exsegscan"):
+    if prim in ("scan", "exscan"):
+        return op.out_type.c == op.in_type.c
+    if items > 32:
+        return False
+    if prim in ("segscan", "exsegscan"):
         return op.out_type.c == op.in_type.c
     return prim == "segreduce" and op.acc_type.c == op.in_type.c and 16 % size == 0
 
@@ -397,9 +408,13 @@ def _read_instances(table_kind, source, entries, prefix, types, user_ops):
                     # keys ride along: a keyed tile is sized by the wider of the two
                     wide = index if heads == "keys" and index.size > op.acc_type.size else op.acc_type
                     items = _check_items(t, "items", items_raw, wide, scan_bytes=64)
-                    wider = _scan_items(wide, 128)
-                    if items_raw is None and heads != "keys" and resident_tile(prim, op, block, wider):
-                        items = wider      # held in shared memory: twice the bytes a thread
+                    if items_raw is None and heads != "keys":
+                        # held in shared memory: 144 bytes a thread (nine 16-byte words, no pad)
+                        # where they fit, else 128; either is twice the registers' 64 or more
+                        for held in (144, 128):
+                            if resident_tile(prim, op, block, _scan_items(wide, held)):
+                                items = _scan_items(wide, held)
+                                break
                     if items * inst.tile_op.acc_type.size > MAX_TILE_BYTES:
                         t.fail("items", f"{items} items of {inst.tile_op.acc_type.size}-byte segmented accumulators"
                                         f" is more than {MAX_TILE_BYTES} bytes a thread")

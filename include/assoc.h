@@ -59,18 +59,18 @@
  *   assoc_reduce_max_u64               maximum of u64 -> uint64_t  [reduce_max_u64_b256_t8]
  *   assoc_reduce_max_f32               maximum of f32 -> float  [reduce_max_f32_b256_t16]
  *   assoc_reduce_max_f64               maximum of f64 -> double  [reduce_max_f64_b256_t8]
- *   assoc_scan_sum_i32                 sum of i32 -> int32_t  [scan_sum_i32_b256_t32]
- *   assoc_scan_sum_u32                 sum of u32 -> uint32_t  [scan_sum_u32_b256_t32]
- *   assoc_scan_sum_f32                 sum of f32 -> float  [scan_sum_f32_b256_t32]
- *   assoc_scan_sum_i64                 sum of i64 -> int64_t  [scan_sum_i64_b256_t16]
- *   assoc_scan_sum_u64                 sum of u64 -> uint64_t  [scan_sum_u64_b256_t16]
- *   assoc_scan_sum_f64                 sum of f64 -> double  [scan_sum_f64_b256_t16]
- *   assoc_exscan_sum_i32               sum of i32 -> int32_t  [exscan_sum_i32_b256_t32]
- *   assoc_exscan_sum_u32               sum of u32 -> uint32_t  [exscan_sum_u32_b256_t32]
- *   assoc_exscan_sum_f32               sum of f32 -> float  [exscan_sum_f32_b256_t32]
- *   assoc_exscan_sum_i64               sum of i64 -> int64_t  [exscan_sum_i64_b256_t16]
- *   assoc_exscan_sum_u64               sum of u64 -> uint64_t  [exscan_sum_u64_b256_t16]
- *   assoc_exscan_sum_f64               sum of f64 -> double  [exscan_sum_f64_b256_t16]
+ *   assoc_scan_sum_i32                 sum of i32 -> int32_t  [scan_sum_i32_b256_t36]
+ *   assoc_scan_sum_u32                 sum of u32 -> uint32_t  [scan_sum_u32_b256_t36]
+ *   assoc_scan_sum_f32                 sum of f32 -> float  [scan_sum_f32_b256_t36]
+ *   assoc_scan_sum_i64                 sum of i64 -> int64_t  [scan_sum_i64_b256_t18]
+ *   assoc_scan_sum_u64                 sum of u64 -> uint64_t  [scan_sum_u64_b256_t18]
+ *   assoc_scan_sum_f64                 sum of f64 -> double  [scan_sum_f64_b256_t18]
+ *   assoc_exscan_sum_i32               sum of i32 -> int32_t  [exscan_sum_i32_b256_t36]
+ *   assoc_exscan_sum_u32               sum of u32 -> uint32_t  [exscan_sum_u32_b256_t36]
+ *   assoc_exscan_sum_f32               sum of f32 -> float  [exscan_sum_f32_b256_t36]
+ *   assoc_exscan_sum_i64               sum of i64 -> int64_t  [exscan_sum_i64_b256_t18]
+ *   assoc_exscan_sum_u64               sum of u64 -> uint64_t  [exscan_sum_u64_b256_t18]
+ *   assoc_exscan_sum_f64               sum of f64 -> double  [exscan_sum_f64_b256_t18]
  */
 #ifndef ASSOC_H
 #define ASSOC_H
@@ -173,67 +173,67 @@ size_t assoc_reduce_max_f64_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_max_f64(const double *d_in, size_t n, double *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* inclusive scan: sum of int32_t, d_out[i] = x[0] (+) ... (+) x[i]; block 256, 32 items a thread */
+/* inclusive scan: sum of int32_t, d_out[i] = x[0] (+) ... (+) x[i]; block 256, 36 items a thread */
 size_t assoc_scan_sum_i32_workspace_bytes(size_t n);
 cudaError_t assoc_scan_sum_i32(const int32_t *d_in, size_t n, int32_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* inclusive scan: sum of uint32_t, d_out[i] = x[0] (+) ... (+) x[i]; block 256, 32 items a thread */
+/* inclusive scan: sum of uint32_t, d_out[i] = x[0] (+) ... (+) x[i]; block 256, 36 items a thread */
 size_t assoc_scan_sum_u32_workspace_bytes(size_t n);
 cudaError_t assoc_scan_sum_u32(const uint32_t *d_in, size_t n, uint32_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* inclusive scan: sum of float, d_out[i] = x[0] (+) ... (+) x[i]; block 256, 32 items a thread */
+/* inclusive scan: sum of float, d_out[i] = x[0] (+) ... (+) x[i]; block 256, 36 items a thread */
 size_t assoc_scan_sum_f32_workspace_bytes(size_t n);
 cudaError_t assoc_scan_sum_f32(const float *d_in, size_t n, float *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* inclusive scan: sum of int64_t, d_out[i] = x[0] (+) ... (+) x[i]; block 256, 16 items a thread */
+/* inclusive scan: sum of int64_t, d_out[i] = x[0] (+) ... (+) x[i]; block 256, 18 items a thread */
 size_t assoc_scan_sum_i64_workspace_bytes(size_t n);
 cudaError_t assoc_scan_sum_i64(const int64_t *d_in, size_t n, int64_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* inclusive scan: sum of uint64_t, d_out[i] = x[0] (+) ... (+) x[i]; block 256, 16 items a thread */
+/* inclusive scan: sum of uint64_t, d_out[i] = x[0] (+) ... (+) x[i]; block 256, 18 items a thread */
 size_t assoc_scan_sum_u64_workspace_bytes(size_t n);
 cudaError_t assoc_scan_sum_u64(const uint64_t *d_in, size_t n, uint64_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* inclusive scan: sum of double, d_out[i] = x[0] (+) ... (+) x[i]; block 256, 16 items a thread */
+/* inclusive scan: sum of double, d_out[i] = x[0] (+) ... (+) x[i]; block 256, 18 items a thread */
 size_t assoc_scan_sum_f64_workspace_bytes(size_t n);
 cudaError_t assoc_scan_sum_f64(const double *d_in, size_t n, double *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* exclusive scan: sum of int32_t, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; block 256, 32 items a thread */
+/* exclusive scan: sum of int32_t, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; block 256, 36 items a thread */
 size_t assoc_exscan_sum_i32_workspace_bytes(size_t n);
 cudaError_t assoc_exscan_sum_i32(const int32_t *d_in, size_t n, int32_t *d_out,
     const int32_t *init,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* exclusive scan: sum of uint32_t, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; block 256, 32 items a thread */
+/* exclusive scan: sum of uint32_t, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; block 256, 36 items a thread */
 size_t assoc_exscan_sum_u32_workspace_bytes(size_t n);
 cudaError_t assoc_exscan_sum_u32(const uint32_t *d_in, size_t n, uint32_t *d_out,
     const uint32_t *init,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* exclusive scan: sum of float, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; block 256, 32 items a thread */
+/* exclusive scan: sum of float, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; block 256, 36 items a thread */
 size_t assoc_exscan_sum_f32_workspace_bytes(size_t n);
 cudaError_t assoc_exscan_sum_f32(const float *d_in, size_t n, float *d_out,
     const float *init,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* exclusive scan: sum of int64_t, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; block 256, 16 items a thread */
+/* exclusive scan: sum of int64_t, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; block 256, 18 items a thread */
 size_t assoc_exscan_sum_i64_workspace_bytes(size_t n);
 cudaError_t assoc_exscan_sum_i64(const int64_t *d_in, size_t n, int64_t *d_out,
     const int64_t *init,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* exclusive scan: sum of uint64_t, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; block 256, 16 items a thread */
+/* exclusive scan: sum of uint64_t, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; block 256, 18 items a thread */
 size_t assoc_exscan_sum_u64_workspace_bytes(size_t n);
 cudaError_t assoc_exscan_sum_u64(const uint64_t *d_in, size_t n, uint64_t *d_out,
     const uint64_t *init,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* exclusive scan: sum of double, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; block 256, 16 items a thread */
+/* exclusive scan: sum of double, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; block 256, 18 items a thread */
 size_t assoc_exscan_sum_f64_workspace_bytes(size_t n);
 cudaError_t assoc_exscan_sum_f64(const double *d_in, size_t n, double *d_out,
     const double *init,

@@ -148,14 +148,16 @@ assoc_k_reduce_min_f64_b256_t8(const double *__restrict__ in, size_t n, double *
         return;
     }
     if (threadIdx.x == 0) {
+        unsigned int done;
         store_slot(work + 64 + (size_t)blockIdx.x * 2, acc);
-        __threadfence();
-        is_last_block = atomicAdd(work, 1u) == gridDim.x - 1;
+        /* release: this block's total is visible before its count; acquire: the last block sees
+           every total (and the barrier below passes that on to its other threads) */
+        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(done) : "l"(work) : "memory");
+        is_last_block = done == gridDim.x - 1;
     }
     __syncthreads();
     if (!is_last_block)
         return;
-    __threadfence();
     {
         const unsigned int per_thread = (gridDim.x + 255) / 256;
         const unsigned int lo = threadIdx.x * per_thread;
