@@ -44,7 +44,7 @@ def reduce_shape(inst: Instance) -> dict:
         per_vec = 0
     warps = inst.block // 32
     # ordered: a lane's run of several 16-byte words comes in coalesced and turns through shared
-    # memory (one pad word in eight), where that fits in REDUCE_STAGE_LIMIT
+    # memory (load_blocked: one pad word in eight), where that fits in REDUCE_STAGE_LIMIT
     stage = 36 * vec if not striped and vec >= 2 and 36 * vec * 16 * warps <= REDUCE_STAGE_LIMIT else 0
     api = (f"const {op.in_type.c} *d_in, size_t n, {op.out_type.c} *d_out,\n"
            f"    void *d_work, size_t work_bytes, cudaStream_t stream")
@@ -141,7 +141,7 @@ def scan_shape(inst: Instance) -> dict:
         vkey=vkey, stage=stage, exclusive=inst.exclusive, warp_steps=WARP_STEPS,
         block_steps=[o for o in WARP_STEPS if o < warps], top=inst.tile_op,
         MIN_BLOCKS=inst.blocks_per_sm or min_blocks, resident=resident, CH=chunk,
-        pad=stage != 32 * vin, In_size=op.in_type.size,
+        pad=stage != 32 * vin,
         R=op.acc_type.c if inst.heads == "offsets" else op.out_type.c,
         fixup=resident and inst.heads == "offsets", EPC=chunk * 16 // size,
         T="seg" if inst.heads else "op", heads=inst.heads, index=inst.index,

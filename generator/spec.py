@@ -211,7 +211,7 @@ def resident_tile(prim: str, op, block: int, items: int) -> bool:
 
 def _scan_items(ty: CType, thread_bytes: int) -> int:
     # a scan keeps a whole tile of accumulators in registers (64 bytes a thread), or its inputs in
-    # shared memory (128 bytes a thread): smaller tiles for wide types
+    # shared memory (144 or 128 bytes a thread): smaller tiles for wide types
     return max(1, min(thread_bytes // 4, thread_bytes // ty.size))
 
 
@@ -411,10 +411,9 @@ def _read_instances(table_kind, source, entries, prefix, types, user_ops):
                     if items_raw is None and heads != "keys":
                         # held in shared memory: 144 bytes a thread (nine 16-byte words, no pad)
                         # where they fit, else 128; either is twice the registers' 64 or more
-                        for held in (144, 128):
-                            if resident_tile(prim, op, block, _scan_items(wide, held)):
-                                items = _scan_items(wide, held)
-                                break
+                        held = [n for n in (_scan_items(wide, 144), _scan_items(wide, 128))
+                                if resident_tile(prim, op, block, n)]
+                        items = held[0] if held else items
                     if items * inst.tile_op.acc_type.size > MAX_TILE_BYTES:
                         t.fail("items", f"{items} items of {inst.tile_op.acc_type.size}-byte segmented accumulators"
                                         f" is more than {MAX_TILE_BYTES} bytes a thread")
