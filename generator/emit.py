@@ -46,6 +46,10 @@ def reduce_shape(inst: Instance) -> dict:
     # ordered: a lane's run of several 16-byte words comes in coalesced and turns through shared
     # memory (load_blocked: one pad word in eight), where that fits in REDUCE_STAGE_LIMIT
     stage = 36 * vec if not striped and vec >= 2 and 36 * vec * 16 * warps <= REDUCE_STAGE_LIMIT else 0
+    # Ask the compiler for at least half the SM's threads (unless the spec says): with no minimum,
+    # ptxas aims at full occupancy's 32 registers and, to stay there, issues the second half of a
+    # lane's 16-byte loads only after the first half is folded, a second memory round trip a tile
+    min_blocks = inst.blocks_per_sm or max(1, 1024 // inst.block)
     api = (f"const {op.in_type.c} *d_in, size_t n, {op.out_type.c} *d_out,\n"
            f"    void *d_work, size_t work_bytes, cudaStream_t stream")
     return dict(
@@ -54,6 +58,7 @@ def reduce_shape(inst: Instance) -> dict:
         striped=striped, vec=vec, stage=stage,
         per_vec=per_vec, warp_steps=WARP_STEPS,
         block_steps=[o for o in WARP_STEPS if o < warps], MAX_GRID=MAX_GRID, SLOT0=SLOT0,
+        MIN_BLOCKS=min_blocks,
     )
 
 

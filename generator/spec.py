@@ -32,7 +32,7 @@ key and what is wrong; nothing is written until the whole spec has been checked.
     [[segscan]]                        # also: kind, heads = "flags" | "keys", key = integer type
     [[segreduce]]                      # also: by = "offsets" (offset = integer type, default i64)
                                        #       or by = "keys" (key = integer type): reduce by key
-    # the scan family also takes blocks_per_sm: resident blocks to ask of the compiler
+    # every table also takes blocks_per_sm: resident blocks an SM to ask of the compiler
 """
 
 import re
@@ -66,7 +66,7 @@ class Instance:
     public_name: str
     heads: str = ""           # where segments start: "flags", "keys", "offsets" (segmented primitives)
     index: CType = None       # the key type (heads = "keys") or the offset type (heads = "offsets")
-    blocks_per_sm: int = 0    # scan family: resident blocks to ask of the compiler (0: chosen here)
+    blocks_per_sm: int = 0    # resident blocks an SM to ask of the compiler (0: chosen here)
 
     @property
     def kernel_name(self) -> str:
@@ -307,7 +307,7 @@ def _expand(t: _Table, k):
 
 SCAN_KINDS = {"inclusive": "", "exclusive": "ex"}
 TABLE_KEYS = {
-    "reduce": {"op", "type", "block", "items", "name"},
+    "reduce": {"op", "type", "block", "items", "name", "blocks_per_sm"},
     "scan": {"op", "type", "block", "items", "name", "blocks_per_sm", "kind"},
     "segscan": {"op", "type", "block", "items", "name", "blocks_per_sm", "kind", "heads", "key"},
     "segreduce": {"op", "type", "block", "items", "name", "blocks_per_sm", "by", "key", "offset"},

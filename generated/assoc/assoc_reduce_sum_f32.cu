@@ -3,10 +3,10 @@
  * Reduce with sum (sum) over f32 (float),
  * 256 threads a block, 16 items a thread, any order (commutative).
  *
- * Work split: the input is cut into block tiles of 4096 elements (a warp takes 512 of
- * them); each block folds a contiguous run of tiles, so the blocks stream through memory in
- * few, long runs.  The split depends only on n and the device, so the result is the same
- * bits run after run.
+ * Work split: the input is cut into block tiles of 4096 elements; block b folds tiles b,
+ * b + grid, b + 2 grid, ... (the grid is the blocks the device holds at once), so the whole
+ * grid sweeps one window of memory at a time.  The split depends only on n and the device, so
+ * the result is the same bits run after run.
  * One launch: the last block to finish folds the blocks' totals (deterministic order).
  */
 #include <stdint.h>
@@ -90,45 +90,44 @@ static __device__ __forceinline__ float block_fold(float acc, float *warp_totals
     return acc;
 }
 
-static __global__ void __launch_bounds__(256)
+static __global__ void __launch_bounds__(256, 4)
 assoc_k_reduce_sum_f32_b256_t16(const float *__restrict__ in, size_t n, float *__restrict__ out,
-    unsigned int *__restrict__ work, size_t share, unsigned int extra, int aligned16)
+    unsigned int *__restrict__ work, int aligned16)
 {
     __shared__ float warp_totals[8];
     __shared__ int is_last_block;
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    /* this block's run of tiles: `share` each, one more for the first `extra`, so
-       every SM is as busy as the next */
-    const unsigned int run = blockIdx.x;
-    const size_t first = run * share + (run < extra ? run : extra);
-    const size_t end = first + share + (run < extra);
     float acc = op_identity();
     (void)aligned16;
     (void)warp;
+    (void)lane;
 
-    /* load and first combine: lane-striped (coalesced), each lane folds its items in any order */
-    for (size_t tile = first; tile < end; ++tile) {
-        const size_t base = tile * 4096 + (size_t)warp * 512;
-        if (aligned16 && base + 512 <= n) {
+    /* load and first combine: the blocks sweep the input together, block b taking tiles b,
+       b + grid, b + 2 grid, ..., so the whole grid reads one window of memory at a time;
+       lane-striped (coalesced) 16-byte loads, each lane folds its items in any order */
+    const size_t n_tiles = (n + 4095) / 4096;
+    for (size_t tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
+        const size_t base = tile * 4096;
+        if (aligned16 && base + 4096 <= n) {
             /* full tile: 4 16-byte loads a lane, all in flight before the first combine */
             const uint4 *src = (const uint4 *)(in + base);
             uint4 raw[4];
             float x[16];
 #pragma unroll
             for (int j = 0; j < 4; ++j)
-                raw[j] = src[j * 32 + lane];
+                raw[j] = src[j * 256 + threadIdx.x];
             memcpy(x, raw, sizeof x);
 #pragma unroll
             for (int j = 0; j < 4; ++j)
 #pragma unroll
                 for (int e = 0; e < 4; ++e)
-                    acc = op_combine(acc, op_lift(x[j * 4 + e], base + (size_t)(j * 32 + lane) * 4 + e));
+                    acc = op_combine(acc, op_lift(x[j * 4 + e], base + (size_t)(j * 256 + threadIdx.x) * 4 + e));
             continue;
         }
         /* tail or unaligned input: one element at a time, guarded */
 #pragma unroll
         for (int k = 0; k < 16; ++k) {
-            const size_t i = base + k * 32 + lane;
+            const size_t i = base + k * 256 + threadIdx.x;
             if (i < n)
                 acc = op_combine(acc, op_lift(in[i], i));
         }
@@ -216,8 +215,7 @@ static cudaError_t resident_blocks(int *blocks)
 extern "C" cudaError_t assoc_reduce_sum_f32(const float *d_in, size_t n, float *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
-    const size_t tiles = (n + TILE_ELEMS - 1) / TILE_ELEMS;
-    size_t grid = blocks_wanted(n), runs;
+    size_t grid = blocks_wanted(n);
     int resident = 0;
     cudaError_t err;
 
@@ -232,8 +230,7 @@ extern "C" cudaError_t assoc_reduce_sum_f32(const float *d_in, size_t n, float *
         grid = (size_t)resident;
     if (grid < 1)
         grid = 1;
-    runs = grid * TILES_A_STEP;
     assoc_k_reduce_sum_f32_b256_t16<<<(unsigned int)grid, 256, 0, stream>>>(
-        d_in, n, d_out, (unsigned int *)d_work, tiles / runs, (unsigned int)(tiles % runs), ((uintptr_t)d_in & 15) == 0);
+        d_in, n, d_out, (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0);
     return cudaGetLastError();
 }

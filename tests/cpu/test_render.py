@@ -161,7 +161,7 @@ def test_block_32_has_no_block_stage(tmp_path, op, ty):
     assert offsets == [1, 2, 4, 8, 16]
     assert "__syncthreads" not in fold
     assert "warp_totals[warp]" not in fold
-    assert "__launch_bounds__(32)" in src
+    assert "__launch_bounds__(32, 32)" in src
 
 
 @pytest.mark.parametrize("block", [32, 64, 128, 256, 512, 1024])
@@ -169,9 +169,20 @@ def test_launch_bounds_and_launch_use_the_block(tmp_path, block):
     out = tmp_path / "out"
     gen_ok("--prefix", "t", "--reduce", f"min:i32:b{block}:t4", "-o", out)
     src = (out / "t_reduce_min_i32.cu").read_text()
-    assert f"__launch_bounds__({block})" in src
+    # at least half the SM's threads: ptxas then keeps a lane's 16-byte loads in flight together
+    assert f"__launch_bounds__({block}, {max(1, 1024 // block)})" in src
     assert re.search(r"t_k_reduce_min_i32_b%d_t4<<<[^,]+,\s*%d\s*," % (block, block), src)
     assert re.search(r"warp_totals\[\s*%d\s*\]" % (block // 32), src)
+
+
+def test_reduce_blocks_per_sm_and_grid_sweep(tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text('prefix = "t"\n[[reduce]]\nop = "sum"\ntype = "f32"\nblock = 256\nblocks_per_sm = 3\n')
+    gen_ok(spec, "-o", tmp_path / "o")
+    src = (tmp_path / "o" / "t_reduce_sum_f32.cu").read_text()
+    assert "__launch_bounds__(256, 3)" in src
+    # commutative: block b folds tiles b, b + grid, ... (the grid sweeps memory together)
+    assert "tile += gridDim.x" in src and "size_t share" not in src
 
 
 def test_non_commutative_operator_is_lane_blocked_and_sum_lane_striped(tmp_path):
