@@ -1011,7 +1011,7 @@ int main(int argc, char **argv)
     printf("GPU: %s (sm_%d%d, %d SMs, L2 %s, %s, theoretical DRAM peak %.0f GB/s)\n", prop.name, prop.major,
            prop.minor, prop.multiProcessorCount, human(b.l2_bytes).c_str(), human(prop.totalGlobalMem).c_str(),
            2.0 * mem_khz * 1e3 * (prop.memoryBusWidth / 8) / 1e9);
-    printf("CUB %d.%d.%d; generated kernels: bench/spec.toml (reduce 256x16, mat2u 256x4; 4-byte scans 256x32)\n",
+    printf("CUB %d.%d.%d; generated kernels: bench/spec.toml (reduce 256x16, mat2u 256x4; 4-byte scans 256x36, scan by key 256x28)\n",
            CUB_VERSION / 100000, CUB_VERSION / 100 % 1000, CUB_VERSION % 100);
     printf("inputs: %s; times: median of %d samples of >= %d back-to-back calls (>= ~2 ms)\n",
            b.hot ? "hot (one buffer; small inputs stay in L2)" : "cold (rotating slices spanning 4x L2)",
@@ -1083,7 +1083,7 @@ int main(int argc, char **argv)
         run_scan_row<float>(b, "scan b256t44", bench_scan_f32_b256_t44, CubInclusiveSum(), false, logs);
         run_segreduce_rows(b, 28, {"avg1000", "1..16", "one"}, "segreduce t8", bench_segreduce_f32_t8,
                            bench_segreduce_f32_t8_workspace_bytes);
-        run_segscan_rows(b, 27, {"1..16"}, "segscan/key t32", bench_segscan_f32_t32, bench_segscan_f32_t32_workspace_bytes);
+        run_segscan_rows(b, 27, {"1..16"}, "segscan/key t16", bench_segscan_f32_t16, bench_segscan_f32_t16_workspace_bytes);
     }
     if (wanted(only, "segmented")) {
         const std::vector<std::string> dists = {"avg1000", "1..16", "ones", "one", "power"};

@@ -408,10 +408,12 @@ def _read_instances(table_kind, source, entries, prefix, types, user_ops):
                     # keys ride along: a keyed tile is sized by the wider of the two
                     wide = index if heads == "keys" and index.size > op.acc_type.size else op.acc_type
                     items = _check_items(t, "items", items_raw, wide, scan_bytes=64)
-                    if items_raw is None and heads != "keys":
+                    if items_raw is None:
                         # held in shared memory: 144 bytes a thread (nine 16-byte words, no pad)
-                        # where they fit, else 128; either is twice the registers' 64 or more
-                        held = [n for n in (_scan_items(wide, 144), _scan_items(wide, 128))
+                        # where they fit, else 128; either is twice the registers' 64 or more.
+                        # Keyed: 112 (seven words), as the keys pass through registers too
+                        sizes = (112,) if heads == "keys" else (144, 128)
+                        held = [n for n in (_scan_items(wide, b) for b in sizes)
                                 if resident_tile(prim, op, block, n)]
                         items = held[0] if held else items
                     if items * inst.tile_op.acc_type.size > MAX_TILE_BYTES:

@@ -238,8 +238,10 @@ type = "f32"
     resident = {name for name, src in text.items() if "cp.async.cg.shared.global" in src}
     assert resident == {"t_scan_sum_f32", "t_segscan_sum_f32_by_i32", "t_segreduce_sum_f32"}
     # 144 bytes of inputs a thread by default for plain scans (nine 16-byte words: no pad), 128 for
-    # segmented ones (a bit an item in 32), keyed scans 64 (their keys pass through registers)
-    assert "_b256_t36(" in text["t_scan_sum_f32"] and "_b256_t16(" in text["t_segscan_sum_f32_by_i32"]
+    # segmented ones (a bit an item in 32), keyed scans 112 (their keys pass through registers,
+    # so they get 40 registers: 6 blocks an SM)
+    assert "_b256_t36(" in text["t_scan_sum_f32"] and "_b256_t28(" in text["t_segscan_sum_f32_by_i32"]
+    assert "__launch_bounds__(256, 6)" in text["t_segscan_sum_f32_by_i32"]
     assert "_b256_t32(" in text["t_segreduce_sum_f32"]
     assert "return k;" in text["t_scan_sum_f32"] and "return k + k / 8;" in text["t_segreduce_sum_f32"]
     # the segmented reduce that holds its tile needs no look-back: a carry kernel after the tiles
