@@ -113,6 +113,13 @@ static __device__ __forceinline__ void copy_async16(uint4 *smem, const uint4 *gm
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(to), "l"(gmem) : "memory");
 }
 
+/* the first `bytes` (0..16) of 16, the rest zeros: a partial tile's last words, never read past */
+static __device__ __forceinline__ void copy_async16_first(uint4 *smem, const uint4 *gmem, unsigned int bytes)
+{
+    const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(to), "l"(gmem), "r"(bytes) : "memory");
+}
+
 static __device__ __forceinline__ void copy_async_wait(void)
 {
     asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
@@ -128,6 +135,13 @@ static __device__ __forceinline__ void copy_async4(unsigned int *smem, const uns
 /* Where things sit in a warp's stage, so that a quarter warp's 16-byte accesses, and a warp's
    4-byte ones, fall on distinct banks: 16-byte word k of the run (each lane's 9 words, an odd count, are already spread), and
    item k of lane t, read as a whole element (partial tiles, unaligned data) */
+/* elements of the warp's run of the tile that exist */
+static __device__ __forceinline__ size_t run_left(size_t n, size_t tile_base, unsigned int warp)
+{
+    const size_t run = tile_base + (size_t)warp * 1152;
+    return run < n ? n - run : 0;
+}
+
 static __device__ __forceinline__ int chunk_at(int k)
 {
     return k;
@@ -168,15 +182,28 @@ assoc_k_scan_sum_f32_b256_t36(const float *in, size_t n, float *out, float init,
     /* load: the warp's run of the tile goes straight to shared memory (16-byte cp.async) and stays
        there until it is stored, so a tile that waits on the look-back holds no registers and more
        tiles fit on an SM */
-    const int staged = aligned16 && full;
+    /* the last, partial tile too: its words that exist, the rest zeros (results past n are not
+       stored, and no tile reads the last one's total), so it runs the full tile's code */
+    const int staged = aligned16;
     float *const elems = (float *)stage[warp];     /* the same memory, as whole elements */
     float *const results = (float *)stage[warp];
     if (staged) {
         const uint4 *src = (const uint4 *)(in + tile_base + warp * 1152);
+        if (full) {
 #pragma unroll
-        for (int j = 0; j < 9; ++j) {
-            const int k = j * 32 + lane;
-            copy_async16(&stage[warp][chunk_at(k)], &src[k]);
+            for (int j = 0; j < 9; ++j) {
+                const int k = j * 32 + lane;
+                copy_async16(&stage[warp][chunk_at(k)], &src[k]);
+            }
+        } else {
+            const size_t run_bytes = run_left(n, tile_base, warp) * sizeof(float);
+#pragma unroll
+            for (int j = 0; j < 9; ++j) {
+                const int k = j * 32 + lane;
+                const size_t at = (size_t)k * 16;
+                const unsigned int bytes = at + 16 <= run_bytes ? 16u : at < run_bytes ? (unsigned int)(run_bytes - at) : 0u;
+                copy_async16_first(&stage[warp][chunk_at(k)], bytes ? &src[k] : (const uint4 *)in, bytes);
+            }
         }
     }
     if (staged) {
@@ -345,10 +372,27 @@ assoc_k_scan_sum_f32_b256_t36(const float *in, size_t n, float *out, float init,
         }
         __syncwarp();
         uint4 *dst = (uint4 *)(out + tile_base + warp * 1152);
+        if (full) {
 #pragma unroll
-        for (int j = 0; j < 9; ++j) {
-            const int k = j * 32 + lane;
-            dst[k] = stage[warp][chunk_at(k)];
+            for (int j = 0; j < 9; ++j) {
+                const int k = j * 32 + lane;
+                dst[k] = stage[warp][chunk_at(k)];
+            }
+        } else {
+            /* the partial tile: whole 16-byte words, then the 4-byte words of the last one */
+            const size_t run_bytes = run_left(n, tile_base, warp) * sizeof(float);
+#pragma unroll
+            for (int j = 0; j < 9; ++j) {
+                const int k = j * 32 + lane;
+                const size_t at = (size_t)k * 16;
+                if (at + 16 <= run_bytes) {
+                    dst[k] = stage[warp][chunk_at(k)];
+                } else if (at < run_bytes) {
+                    const unsigned int *word = (const unsigned int *)&stage[warp][chunk_at(k)];
+                    for (int q = 0; at + q * 4 < run_bytes; ++q)
+                        ((unsigned int *)dst)[k * 4 + q] = word[q];
+                }
+            }
         }
         return;
     } else {
