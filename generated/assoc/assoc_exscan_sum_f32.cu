@@ -132,9 +132,6 @@ static __device__ __forceinline__ void copy_async4(unsigned int *smem, const uns
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(to), "l"(gmem), "r"(valid ? 4 : 0) : "memory");
 }
 
-/* Where things sit in a warp's stage, so that a quarter warp's 16-byte accesses, and a warp's
-   4-byte ones, fall on distinct banks: 16-byte word k of the run (each lane's 9 words, an odd count, are already spread), and
-   item k of lane t, read as a whole element (partial tiles, unaligned data) */
 /* elements of the warp's run of the tile that exist */
 static __device__ __forceinline__ size_t run_left(size_t n, size_t tile_base, unsigned int warp)
 {
@@ -142,6 +139,9 @@ static __device__ __forceinline__ size_t run_left(size_t n, size_t tile_base, un
     return run < n ? n - run : 0;
 }
 
+/* Where things sit in a warp's stage, so that a quarter warp's 16-byte accesses, and a warp's
+   4-byte ones, fall on distinct banks: 16-byte word k of the run (each lane's 9 words, an odd count, are already spread), and
+   item k of lane t, read as a whole element (partial tiles, unaligned data) */
 static __device__ __forceinline__ int chunk_at(int k)
 {
     return k;
@@ -236,7 +236,7 @@ assoc_k_exscan_sum_f32_b256_t36(const float *in, size_t n, float *out, float ini
             /* 4-byte words by cp.async, coalesced, none read past the end: a short loop whose
                copies are all in flight at once (straight-line code here would be long, and at
                small n its instruction fetch, not the data, sets the pace) */
-            const size_t left = run < n ? n - run : 0;          /* elements of the run that exist */
+            const size_t left = run_left(n, tile_base, warp);   /* elements of the run that exist */
             const unsigned int *src = (const unsigned int *)in + run * 1;
             unsigned int *dst = (unsigned int *)elems;
 #pragma unroll 4
