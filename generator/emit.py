@@ -50,6 +50,9 @@ def reduce_shape(inst: Instance) -> dict:
     # ptxas aims at full occupancy's 32 registers and, to stay there, issues the second half of a
     # lane's 16-byte loads only after the first half is folded, a second memory round trip a tile
     min_blocks = inst.blocks_per_sm or max(1, 1024 // inst.block)
+    # Programmatic dependent launch (bench/NOTES.md): for the commutative reduce, on inputs up to
+    # PDL_MAX_BYTES, where the launch is a large part of the call; the ordered one was slower with it
+    pdl = striped
     api = (f"const {op.in_type.c} *d_in, size_t n, {op.out_type.c} *d_out,\n"
            f"    void *d_work, size_t work_bytes, cudaStream_t stream")
     return dict(
@@ -58,11 +61,12 @@ def reduce_shape(inst: Instance) -> dict:
         striped=striped, vec=vec, stage=stage,
         per_vec=per_vec, warp_steps=WARP_STEPS,
         block_steps=[o for o in WARP_STEPS if o < warps], MAX_GRID=MAX_GRID, SLOT0=SLOT0,
-        MIN_BLOCKS=min_blocks,
+        MIN_BLOCKS=min_blocks, pdl=pdl, PDL_MAX_BYTES=PDL_MAX_BYTES,
     )
 
 
 SMEM_PER_SM = 228 * 1024  # shared memory of an sm_90 SM
+PDL_MAX_BYTES = 4 << 20   # a commutative reduce launches with PDL up to this many input bytes
 REDUCE_STAGE_LIMIT = 24 * 1024   # a reduce block's staging: 8 blocks an SM still fit
 
 
@@ -150,6 +154,8 @@ def scan_shape(inst: Instance) -> dict:
         pad=stage != 32 * vin,
         R=op.acc_type.c if inst.heads == "offsets" else op.out_type.c,
         fixup=resident and inst.heads == "offsets", EPC=chunk * 16 // size,
+        # programmatic dependent launch, but not for segments by offsets (slower with it)
+        pdl=inst.heads != "offsets",
         T="seg" if inst.heads else "op", heads=inst.heads, index=inst.index,
         per_element=per_element, tails=inst.primitive == "reduce_by_key",
         title=SCAN_TITLES[inst.primitive], heads_doc=HEADS_DOC.get(inst.heads, ""),

@@ -41,6 +41,16 @@ static __device__ __forceinline__ float op_finalize(float r)
 }
 
 
+/* Programmatic dependent launch (sm_90+): let the next kernel in the stream be scheduled now (it
+   waits here in turn), then wait until the work before this kernel has finished and its writes
+   are visible.  First thing in every kernel, before it touches global memory. */
+static __device__ __forceinline__ void follow_stream(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 static __device__ __forceinline__ float shfl_up(float v, int offset)
 {
     unsigned int w[1] = {0};
@@ -165,6 +175,7 @@ assoc_k_exscan_sum_f32_b256_t36(const float *in, size_t n, float *out, float ini
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     unsigned long long *const slots = (unsigned long long *)(work + HEADER_WORDS);
     (void)aligned16;
+    follow_stream();
 
     /* tiles go out in ticket order, so a tile's predecessors have all started before it */
     if (threadIdx.x == 0) {
@@ -413,6 +424,14 @@ assoc_k_exscan_sum_f32_b256_t36(const float *in, size_t n, float *out, float ini
     }
 }
 
+/* Before the main launch: the ticket counter and every slot's flags start at zero */
+static __global__ void assoc_k_exscan_sum_f32_b256_t36_clear(unsigned long long *words, size_t count)
+{
+    follow_stream();
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
+        words[i] = 0;
+}
+
 /* ----------------------------------------------------------------------------------------- */
 /* host side */
 
@@ -426,6 +445,42 @@ extern "C" size_t assoc_exscan_sum_f32_workspace_bytes(size_t n)
 
 static int carveout_asked[64];   /* by device */
 
+/* A launch in `stream`: where `allowed`, on sm_90 and later devices, and for kernel code built for
+   them (its PTX version, asked once a device into `by_device`), with programmatic dependent
+   launch, so the kernel's blocks are scheduled while the previous kernel ends and wait in
+   follow_stream(); otherwise the usual launch. */
+static cudaError_t launch_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *attr, const void *kernel,
+    signed char *by_device, int allowed, unsigned int grid, unsigned int block, cudaStream_t stream)
+{
+    int dev = 0;
+    signed char early = 0;                 /* 1: PDL, -1: not; 0: not asked yet */
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err != cudaSuccess)
+        return err;
+    if (dev >= 0 && dev < 64)
+        early = by_device[dev];
+    if (early == 0) {
+        int major = 0;
+        struct cudaFuncAttributes fa;
+        err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+        if (err == cudaSuccess)
+            err = cudaFuncGetAttributes(&fa, kernel);
+        if (err != cudaSuccess)
+            return err;
+        early = major >= 9 && fa.ptxVersion >= 90 ? 1 : -1;
+        if (dev >= 0 && dev < 64)
+            by_device[dev] = early;
+    }
+    config->gridDim = dim3(grid);
+    config->blockDim = dim3(block);
+    config->dynamicSmemBytes = 0;
+    config->stream = stream;
+    attr->id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr->val.programmaticStreamSerializationAllowed = 1;
+    config->attrs = attr;
+    config->numAttrs = allowed && early > 0 ? 1 : 0;
+    return cudaSuccess;
+}
 extern "C" cudaError_t assoc_exscan_sum_f32(const float *d_in, size_t n, float *d_out,
     const float *init,
     void *d_work, size_t work_bytes, cudaStream_t stream)
@@ -442,10 +497,19 @@ extern "C" cudaError_t assoc_exscan_sum_f32(const float *d_in, size_t n, float *
     if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < assoc_exscan_sum_f32_workspace_bytes(n))))
         return cudaErrorInvalidValue;
     if (tiles > 1) {
-        /* the ticket counter and every slot's flags start at zero */
-        err = cudaMemsetAsync(d_work, 0, HEADER_WORDS * 4 + slot_words_for(tiles) * 8, stream);
-        if (err != cudaSuccess)
-            return err;
+        /* the ticket counter and every slot's flags start at zero (a kernel, not a memset: it
+           overlaps the launches around it) */
+        const size_t words = HEADER_WORDS / 2 + slot_words_for(tiles);
+        {
+            static signed char pdl[64];            /* launch_config's answer, by device */
+            cudaLaunchConfig_t config;
+            cudaLaunchAttribute attr;
+            err = launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_f32_b256_t36_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            if (err == cudaSuccess)
+                err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_f32_b256_t36_clear, (unsigned long long *)d_work, words);
+            if (err != cudaSuccess)
+                return err;
+        }
     }
     {
         /* the tiles live in shared memory: ask for the largest carveout, once a device */
@@ -461,7 +525,15 @@ extern "C" cudaError_t assoc_exscan_sum_f32(const float *d_in, size_t n, float *
                 carveout_asked[dev] = 1;
         }
     }
-    assoc_k_exscan_sum_f32_b256_t36<<<(unsigned int)tiles, 256, 0, stream>>>(
-        d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0);
-    return cudaGetLastError();
+    {
+        static signed char pdl[64];            /* launch_config's answer, by device */
+        cudaLaunchConfig_t config;
+        cudaLaunchAttribute attr;
+        err = launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_f32_b256_t36, pdl, 1, (unsigned int)tiles, 256, stream);
+        if (err == cudaSuccess)
+            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_f32_b256_t36, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0);
+        if (err != cudaSuccess)
+            return err;
+    }
+    return cudaSuccess;
 }

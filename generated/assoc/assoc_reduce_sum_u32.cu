@@ -40,6 +40,16 @@ static __device__ __forceinline__ uint32_t op_finalize(uint32_t r)
 }
 
 
+/* Programmatic dependent launch (sm_90+): let the next kernel in the stream be scheduled now (it
+   waits here in turn), then wait until the work before this kernel has finished and its writes
+   are visible.  First thing in every kernel, before it touches global memory. */
+static __device__ __forceinline__ void follow_stream(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 static __device__ __forceinline__ uint32_t shfl_down(uint32_t v, int offset)
 {
     unsigned int w[1] = {0};
@@ -101,6 +111,7 @@ assoc_k_reduce_sum_u32_b256_t16(const uint32_t *__restrict__ in, size_t n, uint3
     (void)aligned16;
     (void)warp;
     (void)lane;
+    follow_stream();
 
     /* load and first combine: the blocks sweep the input together, block b taking tiles b,
        b + grid, b + 2 grid, ..., so the whole grid reads one window of memory at a time;
@@ -212,6 +223,47 @@ static cudaError_t resident_blocks(int *blocks)
     return cudaSuccess;
 }
 
+/* A launch in `stream`: where `allowed`, on sm_90 and later devices, and for kernel code built for
+   them (its PTX version, asked once a device into `by_device`), with programmatic dependent
+   launch, so the kernel's blocks are scheduled while the previous kernel ends and wait in
+   follow_stream(); otherwise the usual launch. */
+static cudaError_t launch_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *attr, const void *kernel,
+    signed char *by_device, int allowed, unsigned int grid, unsigned int block, cudaStream_t stream)
+{
+    int dev = 0;
+    signed char early = 0;                 /* 1: PDL, -1: not; 0: not asked yet */
+    cudaError_t err = cudaGetDevice(&dev);
+    if (err != cudaSuccess)
+        return err;
+    if (dev >= 0 && dev < 64)
+        early = by_device[dev];
+    if (early == 0) {
+        int major = 0;
+        struct cudaFuncAttributes fa;
+        err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+        if (err == cudaSuccess)
+            err = cudaFuncGetAttributes(&fa, kernel);
+        if (err != cudaSuccess)
+            return err;
+        early = major >= 9 && fa.ptxVersion >= 90 ? 1 : -1;
+        if (dev >= 0 && dev < 64)
+            by_device[dev] = early;
+    }
+    config->gridDim = dim3(grid);
+    config->blockDim = dim3(block);
+    config->dynamicSmemBytes = 0;
+    config->stream = stream;
+    attr->id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr->val.programmaticStreamSerializationAllowed = 1;
+    config->attrs = attr;
+    config->numAttrs = allowed && early > 0 ? 1 : 0;
+    return cudaSuccess;
+}
+
+/* up to this many elements the launch is a large part of a call, and PDL hides it; past it, the
+   next call's blocks, resident early, would only compete with this one's */
+#define PDL_MAX_ELEMS ((size_t)4194304 / sizeof(uint32_t))
+
 extern "C" cudaError_t assoc_reduce_sum_u32(const uint32_t *d_in, size_t n, uint32_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
@@ -230,7 +282,15 @@ extern "C" cudaError_t assoc_reduce_sum_u32(const uint32_t *d_in, size_t n, uint
         grid = (size_t)resident;
     if (grid < 1)
         grid = 1;
-    assoc_k_reduce_sum_u32_b256_t16<<<(unsigned int)grid, 256, 0, stream>>>(
-        d_in, n, d_out, (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0);
-    return cudaGetLastError();
+    {
+        static signed char pdl[64];            /* launch_config's answer, by device */
+        cudaLaunchConfig_t config;
+        cudaLaunchAttribute attr;
+        err = launch_config(&config, &attr, (const void *)assoc_k_reduce_sum_u32_b256_t16, pdl, n <= PDL_MAX_ELEMS, (unsigned int)grid, 256, stream);
+        if (err == cudaSuccess)
+            err = cudaLaunchKernelEx(&config, assoc_k_reduce_sum_u32_b256_t16, d_in, n, d_out, (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0);
+        if (err != cudaSuccess)
+            return err;
+    }
+    return cudaSuccess;
 }

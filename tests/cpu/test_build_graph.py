@@ -47,3 +47,11 @@ def test_bench_compiles_and_links_every_source(spec, outdir, outputs):
         assert re.search(rf"^build {re.escape(obj)}: nvcc {re.escape(src)}$", NINJA, re.M), f"{src} is not compiled"
         link = re.search(r"^build \$b/bench/bench: link ([^\n]*)$", NINJA, re.M).group(1)
         assert obj in link.split(), f"{obj} is not linked into the bench"
+
+
+def test_generation_depends_on_every_generator_file_and_template():
+    deps = re.search(r"^build gendeps: phony ([^\n]*)$", NINJA, re.M).group(1).split()
+    want = sorted(str(p.relative_to(REPO)) for pattern in ("generator/*.py", "templates/**/*.j2")
+                  for p in REPO.glob(pattern))
+    missing = sorted(set(want) - set(deps))
+    assert not missing, f"build.ninja's gendeps lacks {missing}: outputs would not be regenerated when they change"

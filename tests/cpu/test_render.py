@@ -171,8 +171,29 @@ def test_launch_bounds_and_launch_use_the_block(tmp_path, block):
     src = (out / "t_reduce_min_i32.cu").read_text()
     # at least half the SM's threads: ptxas then keeps a lane's 16-byte loads in flight together
     assert f"__launch_bounds__({block}, {max(1, 1024 // block)})" in src
-    assert re.search(r"t_k_reduce_min_i32_b%d_t4<<<[^,]+,\s*%d\s*," % (block, block), src)
+    # launched with that block (through launch_config: programmatic dependent launch)
+    assert re.search(r"launch_config\(&config, &attr, \(const void \*\)t_k_reduce_min_i32_b%d_t4, pdl, "
+                     r"[^,]+, \(unsigned int\)grid, %d, stream\)" % (block, block), src)
+    assert "cudaLaunchKernelEx(&config, t_k_reduce_min_i32_b%d_t4," % block in src
     assert re.search(r"warp_totals\[\s*%d\s*\]" % (block // 32), src)
+
+
+def test_pdl_where_measured_faster(tmp_path):
+    """Programmatic dependent launch for the scans and the small commutative reduces; the ordered
+    reduce and the segmented reduce by offsets launch the usual way (slower with PDL, NOTES.md)."""
+    gen_ok("--prefix", "t", "--reduce", "sum:f32", "--scan", "sum:f32", "-o", tmp_path / "a")
+    red = (tmp_path / "a" / "t_reduce_sum_f32.cu").read_text()
+    scan = (tmp_path / "a" / "t_scan_sum_f32.cu").read_text()
+    for src in (red, scan):
+        assert r"griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" in src
+        assert "cudaLaunchAttributeProgrammaticStreamSerialization" in src
+        assert "__CUDA_ARCH__ >= 900" in src and "ptxVersion >= 90" in src
+    assert "n <= PDL_MAX_ELEMS" in red
+    # the scan's slots are cleared by a kernel (a memset node costs ~2 us in a graph)
+    assert "_clear, " in scan and "cudaMemsetAsync" not in scan
+    gen_ok("examples/mat2/spec.toml", "-o", tmp_path / "m")
+    mat = (tmp_path / "m" / "mat_reduce_mat2mul_mat2u.cu").read_text()
+    assert "griddepcontrol" not in mat and "cudaLaunchKernelEx" not in mat and "<<<" in mat
 
 
 def test_reduce_blocks_per_sm_and_grid_sweep(tmp_path):
