@@ -149,6 +149,13 @@ static __device__ __forceinline__ size_t run_left(size_t n, size_t tile_base, un
     return run < n ? n - run : 0;
 }
 
+/* bytes of the run's 16-byte word k that exist (0..16), of a run of `run_bytes` */
+static __device__ __forceinline__ unsigned int word_bytes(int k, size_t run_bytes)
+{
+    const size_t at = (size_t)k * 16;
+    return at + 16 <= run_bytes ? 16u : at < run_bytes ? (unsigned int)(run_bytes - at) : 0u;
+}
+
 /* Where things sit in a warp's stage, so that a quarter warp's 16-byte accesses, and a warp's
    4-byte ones, fall on distinct banks: 16-byte word k of the run (each lane's 9 words, an odd count, are already spread), and
    item k of lane t, read as a whole element (partial tiles, unaligned data) */
@@ -211,8 +218,7 @@ assoc_k_exscan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32
 #pragma unroll
             for (int j = 0; j < 9; ++j) {
                 const int k = j * 32 + lane;
-                const size_t at = (size_t)k * 16;
-                const unsigned int bytes = at + 16 <= run_bytes ? 16u : at < run_bytes ? (unsigned int)(run_bytes - at) : 0u;
+                const unsigned int bytes = word_bytes(k, run_bytes);
                 copy_async16_first(&stage[warp][chunk_at(k)], bytes ? &src[k] : (const uint4 *)in, bytes);
             }
         }
@@ -395,12 +401,12 @@ assoc_k_exscan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32
 #pragma unroll
             for (int j = 0; j < 9; ++j) {
                 const int k = j * 32 + lane;
-                const size_t at = (size_t)k * 16;
-                if (at + 16 <= run_bytes) {
+                const unsigned int bytes = word_bytes(k, run_bytes);
+                if (bytes == 16) {
                     dst[k] = stage[warp][chunk_at(k)];
-                } else if (at < run_bytes) {
+                } else if (bytes > 0) {
                     const unsigned int *word = (const unsigned int *)&stage[warp][chunk_at(k)];
-                    for (int q = 0; at + q * 4 < run_bytes; ++q)
+                    for (unsigned int q = 0; q * 4 < bytes; ++q)
                         ((unsigned int *)dst)[k * 4 + q] = word[q];
                 }
             }
@@ -424,12 +430,20 @@ assoc_k_exscan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32
     }
 }
 
-/* Before the main launch: the ticket counter and every slot's flags start at zero */
-static __global__ void assoc_k_exscan_sum_i32_b256_t36_clear(unsigned long long *words, size_t count)
+/* The ticket counter and the slots' flags back to zero before the main launch (grid-stride) */
+static __device__ __forceinline__ void zero_slots(unsigned int *work, unsigned int n_tiles)
 {
-    follow_stream();
+    unsigned long long *const words = (unsigned long long *)work;
+    const size_t count = HEADER_WORDS / 2 + slot_words_for(n_tiles);
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
         words[i] = 0;
+}
+
+/* Before the main launch (a kernel, not a memset: it overlaps the launches around it) */
+static __global__ void assoc_k_exscan_sum_i32_b256_t36_clear(unsigned int *work, unsigned int n_tiles)
+{
+    follow_stream();
+    zero_slots(work, n_tiles);
 }
 
 /* ----------------------------------------------------------------------------------------- */
@@ -497,8 +511,7 @@ extern "C" cudaError_t assoc_exscan_sum_i32(const int32_t *d_in, size_t n, int32
     if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < assoc_exscan_sum_i32_workspace_bytes(n))))
         return cudaErrorInvalidValue;
     if (tiles > 1) {
-        /* the ticket counter and every slot's flags start at zero (a kernel, not a memset: it
-           overlaps the launches around it) */
+        /* the ticket counter and every slot's flags start at zero */
         const size_t words = HEADER_WORDS / 2 + slot_words_for(tiles);
         {
             static signed char pdl[64];            /* launch_config's answer, by device */
@@ -506,7 +519,7 @@ extern "C" cudaError_t assoc_exscan_sum_i32(const int32_t *d_in, size_t n, int32
             cudaLaunchAttribute attr;
             err = launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t36_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
             if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t36_clear, (unsigned long long *)d_work, words);
+                err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t36_clear, (unsigned int *)d_work, (unsigned int)tiles);
             if (err != cudaSuccess)
                 return err;
         }
