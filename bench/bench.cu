@@ -69,6 +69,9 @@
 #include <thrust/scan.h>
 
 #include "bench.h"
+#ifdef BENCH_AB
+#include "ab_rows.h"   // bench/trace/ab.sh: experimental copies of the f32 scan, rows of --only ab
+#endif
 
 #define CHECK(call)                                                                       \
     do {                                                                                  \
@@ -1085,6 +1088,11 @@ int main(int argc, char **argv)
                            bench_segreduce_f32_t8_workspace_bytes);
         run_segscan_rows(b, 27, {"1..16"}, "segscan/key t16", bench_segscan_f32_t16, bench_segscan_f32_t16_workspace_bytes);
     }
+#ifdef BENCH_AB
+    if (only && strcmp(only, "ab") == 0) {
+        AB_ROWS
+    }
+#endif
     if (wanted(only, "segmented")) {
         const std::vector<std::string> dists = {"avg1000", "1..16", "ones", "one", "power"};
         for (int lg : quick ? std::vector<int>{20, 28} : std::vector<int>{20, 24, 28})
