@@ -146,12 +146,18 @@ def scan_shape(inst: Instance) -> dict:
         min_blocks = min(32, 1536 // inst.block)
     else:
         min_blocks = 0
+    pad = stage != 32 * vin
+    # a warp's run of results, where it lies in shared memory as in global memory (no pad), is
+    # stored by one bulk copy (TMA, sm_90): 1.7% faster for a 4-byte scan at 2^28.  Not for
+    # accumulators wider than 8 bytes: there ptxas spilled under the register cap and the 2x2
+    # matrix scan ran 3% slower (bench/results/h100-2026-11-23-ab-bulk2.txt)
+    bulk_store = resident and not pad and inst.heads != "offsets" and inst.tile_op.acc_type.words <= 2
     return dict(
         B=inst.block, IPT=ipt, WARPS=warps, TILE=inst.block * ipt, vin=vin, vout=vout, vflag=vflag,
         vkey=vkey, stage=stage, exclusive=inst.exclusive, warp_steps=WARP_STEPS,
         block_steps=[o for o in WARP_STEPS if o < warps], top=inst.tile_op,
         MIN_BLOCKS=inst.blocks_per_sm or min_blocks, resident=resident, CH=chunk,
-        pad=stage != 32 * vin,
+        pad=pad, bulk_store=bulk_store,
         R=op.acc_type.c if inst.heads == "offsets" else op.out_type.c,
         fixup=resident and inst.heads == "offsets", EPC=chunk * 16 // size,
         # programmatic dependent launch, but not for segments by offsets (slower with it)

@@ -135,6 +135,30 @@ static __device__ __forceinline__ void copy_async_wait(void)
     asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
 }
 
+/* A warp's run of the tile, results in shared memory laid out as in global memory (9 16-byte
+   words a lane), to `dst`.  On sm_90 and later one bulk copy by the copy engine (TMA) stores
+   it, freeing the lanes' store instructions; before, coalesced 16-byte stores. */
+static __device__ __forceinline__ void store_run(uint4 *dst, uint4 *run, unsigned int lane)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    /* the lanes' writes to `run` become visible to the copy engine (the async proxy) */
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncwarp();
+    if (lane == 0) {
+        const unsigned int from = (unsigned int)__cvta_generic_to_shared(run);
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+                     :: "l"(dst), "r"(from), "r"(4608) : "memory");
+        /* the block may end, and its shared memory go to the next, once the copy has read it */
+        asm volatile("cp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group.read 0;" ::: "memory");
+    }
+#else
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < 9; ++j)
+        dst[j * 32 + lane] = run[j * 32 + lane];
+#endif
+}
+
 /* 4 bytes, or none past the end (then zeros), from global to shared memory (cp.async) */
 static __device__ __forceinline__ void copy_async4(unsigned int *smem, const unsigned int *gmem, int valid)
 {
@@ -387,15 +411,11 @@ assoc_k_scan_sum_f32_b256_t36(const float *in, size_t n, float *out, float init,
                 stage[warp][chunk_at(k)] = w[q];
             }
         }
-        __syncwarp();
         uint4 *dst = (uint4 *)(out + tile_base + warp * 1152);
         if (full) {
-#pragma unroll
-            for (int j = 0; j < 9; ++j) {
-                const int k = j * 32 + lane;
-                dst[k] = stage[warp][chunk_at(k)];
-            }
+            store_run(dst, stage[warp], lane);
         } else {
+            __syncwarp();
             /* the partial tile: whole 16-byte words, then the 4-byte words of the last one */
             const size_t run_bytes = run_left(n, tile_base, warp) * sizeof(float);
 #pragma unroll

@@ -265,6 +265,17 @@ type = "f32"
     assert "__launch_bounds__(256, 6)" in text["t_segscan_sum_f32_by_i32"]
     assert "_b256_t32(" in text["t_segreduce_sum_f32"]
     assert "return k;" in text["t_scan_sum_f32"] and "return k + k / 8;" in text["t_segreduce_sum_f32"]
+    # a warp's run of results lies in shared memory as in global memory where there is no pad:
+    # one bulk copy (TMA, sm_90) stores it, for accumulators of up to 8 bytes (wider ones spill
+    # under the register cap); the segmented reduce stores no tile
+    bulk = "cp.async.bulk.global.shared::cta"
+    assert bulk in text["t_scan_sum_f32"] and bulk in text["t_segscan_sum_f32_by_i32"]
+    assert bulk not in text["t_segreduce_sum_f32"]
+    wide = {"prefix": "t", "scan": [{"op": ["sum", "ksum"], "type": "f64", "items": 18}]}
+    gen_ok(write_spec(tmp_path / "wide.toml", wide), "-o", tmp_path / "wide")
+    unpadded = {p.stem: p.read_text() for p in (tmp_path / "wide").glob("*.cu")}
+    assert all("return k;" in src for src in unpadded.values())
+    assert bulk in unpadded["t_scan_sum_f64"] and bulk not in unpadded["t_scan_ksum_f64"]
     # the segmented reduce that holds its tile needs no look-back: a carry kernel after the tiles
     assert "_carry<<<1, 1024, 0, stream>>>" in text["t_segreduce_sum_f32"]
     assert "wait_for(" not in text["t_segreduce_sum_f32"]
