@@ -123,40 +123,22 @@ static __device__ __forceinline__ void copy_async16(uint4 *smem, const uint4 *gm
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(to), "l"(gmem) : "memory");
 }
 
-/* the first `bytes` (0..16) of 16, the rest zeros: a partial tile's last words, never read past */
+/* The first `bytes` (0..16, a multiple of 4) of 16, the rest zeros: a partial tile's words, 4
+   bytes at a time, so that nothing past the caller's last element is read (a 16-byte cp.async
+   with a smaller source size counts, for memcheck, as a 16-byte read past it) */
 static __device__ __forceinline__ void copy_async16_first(uint4 *smem, const uint4 *gmem, unsigned int bytes)
 {
     const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" :: "r"(to), "l"(gmem), "r"(bytes) : "memory");
+    const unsigned int *from = (const unsigned int *)gmem;
+#pragma unroll
+    for (unsigned int q = 0; q < 4; ++q)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;"
+                     :: "r"(to + 4 * q), "l"(from + (4 * q < bytes ? q : 0u)), "r"(4 * q < bytes ? 4u : 0u) : "memory");
 }
 
 static __device__ __forceinline__ void copy_async_wait(void)
 {
     asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
-}
-
-/* A warp's run of the tile, results in shared memory laid out as in global memory (9 16-byte
-   words a lane), to `dst`.  On sm_90 and later one bulk copy by the copy engine (TMA) stores
-   it, freeing the lanes' store instructions; before, coalesced 16-byte stores. */
-static __device__ __forceinline__ void store_run(uint4 *dst, uint4 *run, unsigned int lane)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    /* the lanes' writes to `run` become visible to the copy engine (the async proxy) */
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    __syncwarp();
-    if (lane == 0) {
-        const unsigned int from = (unsigned int)__cvta_generic_to_shared(run);
-        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
-                     :: "l"(dst), "r"(from), "r"(4608) : "memory");
-        /* the block may end, and its shared memory go to the next, once the copy has read it */
-        asm volatile("cp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group.read 0;" ::: "memory");
-    }
-#else
-    __syncwarp();
-#pragma unroll
-    for (int j = 0; j < 9; ++j)
-        dst[j * 32 + lane] = run[j * 32 + lane];
-#endif
 }
 
 /* 4 bytes, or none past the end (then zeros), from global to shared memory (cp.async) */
@@ -193,6 +175,33 @@ static __device__ __forceinline__ int elem_at(int t, int k)
     /* no room for a pad: lane t's items turn by t / 8 places (one compare, no division) */
     const int r = k + t / 8;
     return t * 36 + (r < 36 ? r : r - 36);
+}
+
+/* A warp's run of the tile's results, from shared memory (`run`, placed by chunk_at) to `dst`.
+   The run lies there as in global memory, a lane's 9 16-byte words in a row, so on sm_90
+   and later one bulk copy by the TMA unit stores it, freeing the lanes' store instructions;
+   before, coalesced 16-byte stores. */
+static __device__ __forceinline__ void store_run(uint4 *dst, uint4 *run, unsigned int lane)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    /* the lanes' writes to `run` become visible to the TMA unit (the async proxy) */
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncwarp();
+    if (lane == 0) {
+        const unsigned int from = (unsigned int)__cvta_generic_to_shared(run);
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+                     :: "l"(dst), "r"(from), "r"((unsigned int)(1152 * sizeof(float))) : "memory");
+        /* the block may end, and its shared memory go to the next, once the copy has read it */
+        asm volatile("cp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group.read 0;" ::: "memory");
+    }
+#else
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < 9; ++j) {
+        const int k = j * 32 + lane;
+        dst[k] = run[chunk_at(k)];
+    }
+#endif
 }
 
 static __global__ void __launch_bounds__(256, 6)
@@ -385,8 +394,8 @@ assoc_k_exscan_sum_f32_b256_t36(const float *in, size_t n, float *out, float ini
     __syncthreads();
     before = op_combine(tile_prefix, before);
 
-    /* thread: its items' results from its prefix on, back into shared memory; then coalesced
-       16-byte stores */
+    /* thread: its items' results from its prefix on, back into shared memory; then each warp
+       stores its run (store_run) */
     if (staged) {
 #pragma unroll
         for (int c = 0; c < 9; ++c) {

@@ -271,11 +271,20 @@ type = "f32"
     bulk = "cp.async.bulk.global.shared::cta"
     assert bulk in text["t_scan_sum_f32"] and bulk in text["t_segscan_sum_f32_by_i32"]
     assert bulk not in text["t_segreduce_sum_f32"]
-    wide = {"prefix": "t", "scan": [{"op": ["sum", "ksum"], "type": "f64", "items": 18}]}
-    gen_ok(write_spec(tmp_path / "wide.toml", wide), "-o", tmp_path / "wide")
-    unpadded = {p.stem: p.read_text() for p in (tmp_path / "wide").glob("*.cu")}
-    assert all("return k;" in src for src in unpadded.values())
-    assert bulk in unpadded["t_scan_sum_f64"] and bulk not in unpadded["t_scan_ksum_f64"]
+    more = {"prefix": "t",
+            "scan": [{"op": ["sum", "ksum"], "type": "f64", "items": 18},
+                     {"op": "sum", "type": "f32", "items": 32, "name": "scan_f32_t32"}],
+            "segscan": [{"op": "sum", "type": "f64", "heads": "keys", "key": "i32"}]}
+    gen_ok(write_spec(tmp_path / "more.toml", more), "-o", tmp_path / "more")
+    text.update({p.stem: p.read_text() for p in (tmp_path / "more").glob("*.cu")})
+    # 8-byte values: unpadded either way, the bulk store only with an accumulator of 8 bytes
+    # (not the compensated sum's 16, nor a segmented f64's value and head flag)
+    assert all("return k;" in text[name] for name in ("t_scan_sum_f64", "t_scan_ksum_f64", "t_segscan_sum_f64_by_i32"))
+    assert bulk in text["t_scan_sum_f64"] and bulk not in text["t_scan_ksum_f64"]
+    assert bulk not in text["t_segscan_sum_f64_by_i32"]
+    # a padded run (eight 16-byte words a lane) is not laid out as in global memory
+    assert "return k + k / 8;" in text["t_scan_f32_t32"] and bulk not in text["t_scan_f32_t32"]
+    assert all("return k;" in src for src in text.values() if bulk in src)
     # the segmented reduce that holds its tile needs no look-back: a carry kernel after the tiles
     assert "_carry<<<1, 1024, 0, stream>>>" in text["t_segreduce_sum_f32"]
     assert "wait_for(" not in text["t_segreduce_sum_f32"]

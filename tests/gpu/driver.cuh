@@ -22,6 +22,7 @@
 #include <vector>
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <functional>
 #include <cuda_runtime.h>
@@ -84,6 +85,11 @@ struct ExScanFn {
 };
 
 struct Stats { int passed = 0, failed = 0; };
+
+// --exact: the scans' (plain and segmented) inputs, heads and outputs get allocations of exactly n
+// elements, one per size, so that compute-sanitizer's memcheck sees any access past the caller's
+// last element (the sanitizer runs use it)
+static bool g_exact = false;
 
 // A device buffer pair and a zeroed workspace sized for the largest n.
 struct Buffers {
@@ -211,11 +217,18 @@ void run_scan_impl(const char *name, size_t (*work_bytes)(size_t), Call call, bo
     using H = typename std::conditional<segmented, Heads, uint8_t>::type;
     size_t max_n = 0, work = 0;
     for (size_t n : sizes) { max_n = std::max(max_n, n); work = std::max(work, work_bytes(n)); }
-    Buffers b((max_n + 1) * sizeof(In), (max_n + 1) * sizeof(Out), work);
+    const size_t room = g_exact ? 1 : max_n + 1;      // elements; --exact: per size, below
+    Buffers whole(room * sizeof(In), room * sizeof(Out), work);
     H *dev_heads = nullptr;
-    if (segmented) CK(cudaMalloc(&dev_heads, (max_n + 1) * sizeof(H)));
+    if (segmented) CK(cudaMalloc(&dev_heads, room * sizeof(H)));
     for (size_t si = 0; si < sizes.size(); ++si) {
         const size_t n = sizes[si];
+        std::unique_ptr<Buffers> exact;
+        if (g_exact) {
+            exact.reset(new Buffers(std::max<size_t>(n, 1) * sizeof(In), std::max<size_t>(n, 1) * sizeof(Out), work));
+            if (segmented) { CK(cudaFree(dev_heads)); CK(cudaMalloc(&dev_heads, std::max<size_t>(n, 1) * sizeof(H))); }
+        }
+        Buffers &b = g_exact ? *exact : whole;
         std::vector<In> h(n + 1);
         std::vector<Out> got(n + 1), again(n + 1);
         c.gen(h, seed_for(name, si));
@@ -247,7 +260,7 @@ void run_scan_impl(const char *name, size_t (*work_bytes)(size_t), Call call, bo
                 Out *dev_out = mode == 2 ? (Out *)b.in : (Out *)b.out + shift;
                 for (int rep = 0; rep < 2 && ok; ++rep) {
                     if (rep == 1 && mode == 2) break;       // in place overwrote the input
-                    if (mode != 2) CK(cudaMemset(b.out, 0xAB, (n + 1) * sizeof(Out)));
+                    if (mode != 2) CK(cudaMemset(b.out, 0xAB, (g_exact ? n : n + 1) * sizeof(Out)));
                     cudaError_t e = call(dev_in, dev_heads ? dev_heads + shift : nullptr, m, dev_out, b.work, b.work_bytes);
                     if (e == cudaSuccess) e = cudaDeviceSynchronize();
                     if (e != cudaSuccess) { std::printf("FAIL %s n=%zu: %s\n", name, m, cudaGetErrorString(e)); ok = false; break; }

@@ -76,6 +76,9 @@ def spec_dict():
     data["scan"].append({"op": ["mat2mul", "mat3mul", "welford", "minmax"], "kind": ["inclusive", "exclusive"]})
     # a tile resident in shared memory read in chunks of several 16-byte words (36-byte elements)
     data["scan"].append({"op": "mat3mul", "items": 4, "kind": "exclusive", "name": "exscan_mat3_t4"})
+    # runs of 1- and 2-byte elements stored by one bulk copy a warp (unpadded, three 16-byte words a lane)
+    data["scan"].append({"op": "sum", "type": "u8", "items": 48, "name": "scan_u8_t48"})
+    data["scan"].append({"op": "max", "type": "i16", "items": 24, "kind": "exclusive", "name": "exscan_i16_t24"})
     for block in (32, 128, 512, 1024):
         for items in (1, 3, 8):
             data["scan"].append({"op": "sum", "type": "i32", "block": block, "items": items,
@@ -157,6 +160,7 @@ def write_main(spec, header):
               "    for (int i = 1; i < argc; ++i) {",
               '        if (!std::strcmp(argv[i], "--quick")) quick = true;',
               '        else if (!std::strcmp(argv[i], "--no-big")) big = false;',
+              '        else if (!std::strcmp(argv[i], "--exact")) g_exact = true;',
               '        else if (!std::strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];',
               "    }",
               f"    std::vector<size_t> sizes = {{{', '.join(f'(size_t){n}' for n in SMALL)}}};",
@@ -252,7 +256,8 @@ def main():
             # a pair accumulator, a one-warp block and a multi-word shuffle
             for tool in ("memcheck", "racecheck"):
                 for flt in SANITIZED:
-                    cmd = ["compute-sanitizer", f"--tool={tool}", "--error-exitcode=9", exe, "--quick", "--filter", flt]
+                    cmd = ["compute-sanitizer", f"--tool={tool}", "--error-exitcode=9", exe, "--quick", "--exact",
+                           "--filter", flt]
                     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                     log.write(f"$ {' '.join(cmd)}\n{p.stdout}\n")
                     summary = [l for l in p.stdout.splitlines() if "ERROR SUMMARY" in l or "passed," in l or "RACECHECK SUMMARY" in l]
