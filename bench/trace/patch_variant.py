@@ -1,17 +1,18 @@
-# Make an experimental copy of a generated scan (resident, unpadded tile) (bench/trace/ab.sh): its public functions
-# renamed to ab_NAME, and one or more changes applied, named on the command line and joined by '+':
-#   base       no change
-#   blockidx   tiles in blockIdx order instead of by ticket (relies on dispatch order)
-#   prefetch   cp.async loads with an L2::256B prefetch hint
-#   bulkload   a full tile's run loaded by one bulk copy a warp (TMA, completes on an mbarrier)
-#   nosleep    the look-back polls without __nanosleep
-#   lanestore  a full tile's run stored by the lanes' 16-byte stores, not one bulk copy a warp
-#   lanebulk   each lane stores its own words by a bulk copy (no warp sync), not one a warp
-# (Measured on 2026-11-23, bench/results/h100-2026-11-23-ab-bulk.txt, with two more changes
-# since taken out: stores with the streaming hint, no gain; and the store of a full tile's run by
-# one bulk copy a warp, 1.3% faster at 2^28, which the template now does.)
-# Stops with a message if the generated code no longer has the lines a change hooks into.
-#   python3 bench/trace/patch_variant.py SRC.cu DST.cu NAME CHANGE[+CHANGE...]
+"""Make an experimental copy of a generated scan with a resident, unpadded tile (bench/trace/ab.sh):
+its public functions renamed to ab_NAME, and one or more changes applied, named on the command line and joined by '+':
+  base       no change
+  blockidx   tiles in blockIdx order instead of by ticket (relies on dispatch order)
+  prefetch   cp.async loads with an L2::256B prefetch hint
+  bulkload   a full tile's run loaded by one bulk copy a warp (TMA, completes on an mbarrier)
+  nosleep    the look-back polls without __nanosleep
+  lanestore  a full tile's run stored by the lanes' 16-byte stores, not one bulk copy a warp
+  lanebulk   each lane stores its own words by a bulk copy (no warp sync), not one a warp
+(Measured on 2026-11-23, bench/results/h100-2026-11-23-ab-bulk.txt, with two more changes
+since taken out: stores with the streaming hint, no gain; and the store of a full tile's run by
+one bulk copy a warp, 1.4-1.7% faster at 2^28, which the template now does.)
+Stops with a message if the generated code no longer has the lines a change hooks into.
+  python3 bench/trace/patch_variant.py SRC.cu DST.cu NAME CHANGE[+CHANGE...]
+"""
 import re
 import sys
 
@@ -67,15 +68,13 @@ static __device__ __forceinline__ void bulk_wait(unsigned long long *bar)
 
 
 def run_words(s):
+    """16-byte words a lane of the tile's runs (unpadded: the stage holds 32 a lane-row)."""
     m = re.search(r"__shared__ uint4 stage\[(\d+)\]\[(\d+)\];", s)
     if not m:
         sys.exit("patch_variant: no stage array")
-    m2 = re.search(r"for \(int j = 0; j < (\d+); \+\+j\) \{\n\s+const int k = j \* 32 \+ lane;\n\s+copy_async16\(", s)
-    if not m2:
-        sys.exit("patch_variant: no full-tile load loop")
     if "return k;" not in s.split("chunk_at(int k)")[1][:80]:
-        sys.exit("patch_variant: bulk copies need the unpadded layout (chunk_at(k) == k)")
-    return int(m2.group(1))
+        sys.exit("patch_variant: these changes need the unpadded layout (chunk_at(k) == k)")
+    return int(m.group(2)) // 32
 
 
 def add_helpers(s):
@@ -83,8 +82,10 @@ def add_helpers(s):
         return s
     s = replace(s, "static __device__ __forceinline__ void copy_async_wait(void)",
                 BAR_HELPERS + "\nstatic __device__ __forceinline__ void copy_async_wait(void)", "helpers")
-    return replace(s, "    __shared__ float warp_totals[", "    __shared__ unsigned long long run_bar[8];\n    __shared__ float warp_totals[",
-                   "helpers")
+    m = re.search(r"\n(    __shared__ \S+ warp_totals\[(\d+)\];)", s)
+    if not m:
+        sys.exit("patch_variant: helpers: no warp_totals array")
+    return s.replace(m.group(1), f"    __shared__ unsigned long long run_bar[{m.group(2)}];\n" + m.group(1), 1)
 
 
 def bulkload(s):
@@ -94,6 +95,7 @@ def bulkload(s):
                 f"""        if (full) {{
             if (lane == 0)
                 bulk_load(stage[warp], src, {w * 512}u, &run_bar[warp]);
+            __syncwarp();                      /* the barrier is set up before anyone waits on it */
         }}""", "bulkload")
     return replace(s, """    if (staged) {
         copy_async_wait();
