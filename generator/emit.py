@@ -150,8 +150,8 @@ def scan_shape(inst: Instance) -> dict:
     # a warp's run of results, where it lies in shared memory as in global memory (no pad), is
     # stored by one bulk copy (TMA, sm_90): 1.7% faster for a 4-byte scan at 2^28.  Not for
     # accumulators wider than 8 bytes: there ptxas spilled under the register cap and the 2x2
-    # matrix scan ran 3% slower (bench/results/h100-2026-11-23-ab-bulk2.txt)
-    # (a segmented reduce by offsets stores no tile)
+    # matrix scan ran 3% slower (bench/results/h100-2026-11-23-ab-bulk2.txt).  A segmented reduce
+    # by offsets stores no tile.
     bulk_store = resident and not pad and inst.heads != "offsets" and inst.tile_op.acc_type.words <= 2
     return dict(
         B=inst.block, IPT=ipt, WARPS=warps, TILE=inst.block * ipt, vin=vin, vout=vout, vflag=vflag,
