@@ -70,7 +70,7 @@
 
 #include "bench.h"
 #ifdef BENCH_AB
-#include "ab_rows.h"   // bench/trace/ab.sh: experimental copies of the f32 scan, rows of --only ab
+#include "ab_rows.h"   // bench/trace/ab.sh: experimental copies of a generated scan or reduce, rows of --only ab
 #endif
 
 #define CHECK(call)                                                                       \

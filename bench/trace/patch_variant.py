@@ -1,12 +1,20 @@
-"""Make an experimental copy of a generated scan with a resident, unpadded tile (bench/trace/ab.sh):
-its public functions renamed to ab_NAME, and one or more changes applied, named on the command line and joined by '+':
+"""Make an experimental copy of a generated scan with a resident, unpadded tile, or of a generated
+reduce (bench/trace/ab.sh): its public functions renamed to ab_NAME, and one or more changes
+applied, named on the command line and joined by '+':
   base       no change
+scans:
   blockidx   tiles in blockIdx order instead of by ticket (relies on dispatch order)
   prefetch   cp.async loads with an L2::256B prefetch hint
   bulkload   a full tile's run loaded by one bulk copy a warp (TMA, completes on an mbarrier)
   nosleep    the look-back polls without __nanosleep
   lanestore  a full tile's run stored by the lanes' 16-byte stores, not one bulk copy a warp
   lanebulk   each lane stores its own words by a bulk copy (no warp sync), not one a warp
+reduces (diagnostics: each leaves out part of the blocks' hand-off, so the result is wrong and the
+bench reports a mismatch; the time they save is what that part costs):
+  notail     no hand-off: every block writes its own total to the result and stops
+  relax      the ticket taken with a relaxed atomic (no release fence before it)
+  nofold     the last block reads none of the blocks' totals (folds identities)
+  seqtail    the ordered reduce's last block loads its slots one at a time, not four (as before)
 (Measured on 2026-11-23, bench/results/h100-2026-11-23-ab-bulk.txt, with two more changes
 since taken out: stores with the streaming hint, no gain; and the store of a full tile's run by
 one bulk copy a warp, 1.4-1.7% faster at 2^28, which the template now does.)
@@ -131,13 +139,37 @@ def lanebulk(s):
 """, "lanebulk")
 
 
+def notail(s):
+    return replace(s, "    if (gridDim.x == 1) {", "    if (gridDim.x >= 1) {", "notail")
+
+
+def relax(s):
+    return replace(s, "atom.acq_rel.gpu.global.add.u32", "atom.relaxed.gpu.global.add.u32", "relax")
+
+
+def nofold(s):
+    return replace(s, "        const unsigned int per_thread = (", "        const unsigned int per_thread = 0 * (", "nofold")
+
+
+def seqtail(s):
+    m = re.search(r"        /\* four slots' loads in flight at a time, folded in order \*/\n"
+                  r"        for \(unsigned int b = lo; b < hi; b \+= 4\) \{\n.*?\n        \}\n", s, re.S)
+    if not m:
+        sys.exit("patch_variant: seqtail: the generated reduce no longer loads four slots at a time")
+    load = re.search(r"load_slot\(work \+ (\d+) \+ \(size_t\)\(b \+ k\) \* (\d+)\)", m.group(0))
+    return s.replace(m.group(0), f"""        for (unsigned int b = lo; b < hi; ++b)
+            acc = op_combine(acc, load_slot(work + {load.group(1)} + (size_t)b * {load.group(2)}));
+""", 1)
+
+
 def nosleep(s):
     return replace(s, "        __nanosleep(32);\n", "", "nosleep")
 
 
 CHANGES = {"base": lambda s: s, "blockidx": blockidx, "prefetch": prefetch, "bulkload": bulkload,
            "nosleep": nosleep, "lanestore": lanestore,
-           "lanebulk": lanebulk}
+           "lanebulk": lanebulk, "notail": notail, "relax": relax, "nofold": nofold,
+           "seqtail": seqtail}
 
 
 def main():
