@@ -50,9 +50,13 @@ def reduce_shape(inst: Instance) -> dict:
     # ptxas aims at full occupancy's 32 registers and, to stay there, issues the second half of a
     # lane's 16-byte loads only after the first half is folded, a second memory round trip a tile
     min_blocks = inst.blocks_per_sm or max(1, 1024 // inst.block)
-    # Programmatic dependent launch (bench/NOTES.md): for the commutative reduce, on inputs up to
-    # PDL_MAX_BYTES, where the launch is a large part of the call; the ordered one was slower with it
-    pdl = striped
+    # Programmatic dependent launch (bench/NOTES.md), on inputs up to PDL_MAX_BYTES, where the
+    # launch is a large part of the call.  The commutative reduce lets the next kernel in at its
+    # start; the ordered one only once its blocks have folded their runs (at its start it was slower:
+    # the next call's early blocks took SMs this one needed), so the next call's blocks fill the
+    # SMs during the blocks' hand-off
+    pdl = True
+    pdl_max = PDL_MAX_BYTES if striped else ORDERED_PDL_MAX_BYTES
     api = (f"const {op.in_type.c} *d_in, size_t n, {op.out_type.c} *d_out,\n"
            f"    void *d_work, size_t work_bytes, cudaStream_t stream")
     return dict(
@@ -61,12 +65,13 @@ def reduce_shape(inst: Instance) -> dict:
         striped=striped, vec=vec, stage=stage,
         per_vec=per_vec, warp_steps=WARP_STEPS,
         block_steps=[o for o in WARP_STEPS if o < warps], MAX_GRID=MAX_GRID, SLOT0=SLOT0,
-        MIN_BLOCKS=min_blocks, pdl=pdl, PDL_MAX_BYTES=PDL_MAX_BYTES,
+        MIN_BLOCKS=min_blocks, pdl=pdl, PDL_MAX_BYTES=pdl_max,
     )
 
 
 SMEM_PER_SM = 228 * 1024  # shared memory of an sm_90 SM
 PDL_MAX_BYTES = 4 << 20   # a commutative reduce launches with PDL up to this many input bytes
+ORDERED_PDL_MAX_BYTES = 16 << 20   # and an ordered one up to this many
 REDUCE_STAGE_LIMIT = 24 * 1024   # a reduce block's staging: 8 blocks an SM still fit
 
 

@@ -24,10 +24,10 @@
  *   returns  cudaSuccess, cudaErrorInvalidValue for a NULL pointer or a workspace that is too
  *            small, or a launch error. The call is asynchronous: kernels on `stream` only, no
  *            allocation, no host synchronization, so it can be captured in a CUDA graph.
- *   launches on sm_90 and newer, the scans and the commutative reduces of small inputs launch
- *            with programmatic dependent launch: their blocks may be scheduled while the kernel
- *            before them on the stream ends, and wait for it to finish before touching memory,
- *            so stream order holds as for any launch and back-to-back calls lose less time.
+ *   launches on sm_90 and newer, the scans and the reduces of small inputs launch with
+ *            programmatic dependent launch: their blocks may be scheduled while the kernel before
+ *            them on the stream ends, and wait for it to finish before touching memory, so stream
+ *            order holds as for any launch and back-to-back calls lose less time.
  *
  * WORKSPACE CONTRACT
  *   - `<function>_workspace_bytes(n)` bytes, or more; it is 0 when n fits in one tile, and

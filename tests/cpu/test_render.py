@@ -179,8 +179,8 @@ def test_launch_bounds_and_launch_use_the_block(tmp_path, block):
 
 
 def test_pdl_where_measured_faster(tmp_path):
-    """Programmatic dependent launch for the scans and the small commutative reduces; the ordered
-    reduce and the segmented reduce by offsets launch the usual way (slower with PDL, NOTES.md)."""
+    """Programmatic dependent launch for the scans and the small reduces; the segmented reduce by
+    offsets launches the usual way (slower with PDL, NOTES.md)."""
     gen_ok("--prefix", "t", "--reduce", "sum:f32", "--scan", "sum:f32", "-o", tmp_path / "a")
     red = (tmp_path / "a" / "t_reduce_sum_f32.cu").read_text()
     scan = (tmp_path / "a" / "t_scan_sum_f32.cu").read_text()
@@ -193,7 +193,35 @@ def test_pdl_where_measured_faster(tmp_path):
     assert "_clear, " in scan and "cudaMemsetAsync" not in scan
     gen_ok("examples/mat2/spec.toml", "-o", tmp_path / "m")
     mat = (tmp_path / "m" / "mat_reduce_mat2mul_mat2u.cu").read_text()
-    assert "griddepcontrol" not in mat and "cudaLaunchKernelEx" not in mat and "<<<" in mat
+    # the ordered reduce waits first but lets the next call in only once its blocks have folded
+    # their runs, so the next call's blocks fill the SMs during the hand-off (at the start they
+    # took SMs this call needed); up to 16 MiB of input
+    assert r"griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" not in mat
+    kernel = mat[mat.index("__global__"):mat.index("/* host side */")]
+    assert kernel.index("follow_stream();") < kernel.index("for (size_t round") < kernel.index("start_next();") \
+        < kernel.index("if (gridDim.x == 1)")
+    assert "#define PDL_MAX_ELEMS ((size_t)16777216 / sizeof(mat2u))" in mat and "n <= PDL_MAX_ELEMS" in mat
+
+
+def test_ordered_reduce_reads_a_block_window_at_a_time(tmp_path):
+    """The ordered reduce gives each block a contiguous run of whole rounds, one warp tile a warp a
+    round, folds the warps' totals of a round in warp order, and holds its grid to the blocks an SM
+    that its launch bounds ask for (NOTES.md: more blocks measured slower)."""
+    gen_ok("examples/mat2/spec.toml", "-o", tmp_path / "m")
+    mat = (tmp_path / "m" / "mat_reduce_mat2mul_mat2u.cu").read_text()
+    assert "__launch_bounds__(256, 4)" in mat
+    assert "for (size_t round = first, parity = 0; round < end; round += 8, parity ^= 1)" in mat
+    assert "const size_t tile = round + warp;" in mat
+    assert "round_totals[parity][warp] = warp_acc;" in mat
+    assert "if (per_sm > 4)\n        per_sm = 4;" in mat
+    assert "rounds / grid, (unsigned int)(rounds % grid)" in mat
+    # one warp a block: rounds of one tile, no round totals in shared memory
+    spec = (REPO / "examples" / "mat2" / "spec.toml").read_text().split("[[reduce]]")[0]
+    (tmp_path / "w.toml").write_text(spec + '[[reduce]]\nop = "mat2mul"\nblock = 32\nitems = 4\n')
+    gen_ok(tmp_path / "w.toml", "-o", tmp_path / "w")
+    one = (tmp_path / "w" / "mat_reduce_mat2mul_mat2u.cu").read_text()
+    assert "for (size_t round = first; round < end; ++round)" in one and "round_totals" not in one
+    assert "const size_t tile = round;" in one
 
 
 def test_reduce_blocks_per_sm_and_grid_sweep(tmp_path):
