@@ -1,22 +1,33 @@
-"""Command line: `python3 -m generator [SPEC.toml] [options]`."""
+"""Command line: `assocgen [SPEC.toml] [options]`, or `python3 -m assocgen`.
+
+Exit codes: 0 done; 2 the spec or the command line is wrong (one `error:` line, nothing
+written); 1 anything else (a missing dependency, a folder that cannot be written).
+"""
 
 import argparse
 import sys
 from pathlib import Path
 
-from . import __version__, emit
-from .spec import SpecError, load
+from . import __version__
+
+EXIT_OK, EXIT_FAILED, EXIT_SPEC = 0, 1, 2
+
+
+class _UsageError(Exception):
+    pass
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, no usage dump
-        raise SpecError("command line", "", message)
+        raise _UsageError(message)
 
 
 def _parser():
-    p = _Parser(prog="python3 -m generator",
+    p = _Parser(prog="assocgen",
                 description="Generate specialized CUDA C kernels (reduces, scans, segmented scans and "
-                            "reduces) and one C header from a spec.")
+                            "reduces) and one C header from a spec.",
+                epilog="Exit codes: 0 done, 2 a mistake in the spec or the command line (nothing is "
+                       "written), 1 anything else.")
     p.add_argument("spec", nargs="?", help="TOML spec file (optional if --prefix and --reduce or --scan are given)")
     p.add_argument("-o", "--out", default="generated", help="folder for the .cu sources (default: generated)")
     p.add_argument("--header-dir", help="folder for the header (default: the --out folder)")
@@ -26,14 +37,47 @@ def _parser():
     p.add_argument("--scan", action="append", default=[], metavar="OP:TYPE[:bBLOCK][:tITEMS][:KIND]",
                    help="add a scan instance, KIND inclusive (default) or exclusive, e.g. sum:f32:exclusive"
                         " (repeatable)")
-    p.add_argument("--list", action="store_true", help="print the instances and write nothing")
+    p.add_argument("--single-header", action="store_true",
+                   help="write one self-contained PREFIX.h: declarations, and every kernel behind "
+                        "#ifdef PREFIX_IMPLEMENTATION (define it in exactly one .cu file)")
+    p.add_argument("--ninja", metavar="FILE",
+                   help="also write Ninja build edges for the spec to FILE (regenerate, compile, archive "
+                        "into libPREFIX.a); include it with `subninja FILE`")
+    p.add_argument("--no-compile-check", action="store_true",
+                   help="do not compile the spec's C code (types, operators) with nvcc at generation")
+    p.add_argument("--list", action="store_true", help="print the public and kernel names; write nothing")
+    p.add_argument("--list-files", action="store_true", help="print the paths it would write; write nothing")
+    p.add_argument("--print-deps", action="store_true",
+                   help="print the generator's own files (templates, modules) that outputs depend on")
+    p.add_argument("--cmake-dir", action="store_true",
+                   help="print the folder of the CMake package (assocgen-config.cmake) and exit")
     p.add_argument("--version", action="version", version=f"assocgen {__version__}")
     return p
 
 
-def main(argv=None):
+def main(argv=None) -> int:
+    if sys.version_info < (3, 11):
+        print("error: assocgen needs Python 3.11 or newer", file=sys.stderr)
+        return EXIT_FAILED
     try:
-        args = _parser().parse_args(argv)
+        from . import emit, ninja, probe  # noqa: F401
+        from .spec import SpecError, load
+    except ImportError as e:
+        name = e.name or str(e)
+        print(f"error: assocgen needs the Python package {name} (pip install {name})", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        try:
+            args = _parser().parse_args(argv)
+        except _UsageError as e:
+            raise SpecError("command line", "", str(e))
+        if args.cmake_dir:
+            print(emit.PACKAGE_DIR / "cmake")
+            return EXIT_OK
+        if args.print_deps:
+            for path in emit.generator_files():
+                print(path)
+            return EXIT_OK
         extra = [("reduce", text) for text in args.reduce] + [("scan", text) for text in args.scan]
         if args.spec is None and not extra:
             raise SpecError("command line", "", "give a spec file, or --prefix with one or more --reduce or --scan")
@@ -41,15 +85,34 @@ def main(argv=None):
         if args.list:
             for inst in spec.instances:
                 print(f"{inst.public_name}\t{inst.kernel_name}")
-            return 0
-        header = f"{spec.prefix}.h"
-        files = emit.render(spec, header)
-        for path in emit.write(files, Path(args.out), args.header_dir and Path(args.header_dir), header):
-            print(f"wrote {path}")
-        return 0
+            return EXIT_OK
+        out = Path(args.out)
+        header_dir = Path(args.header_dir) if args.header_dir else out
+        files = emit.render(spec, single_header=args.single_header)
+        targets = emit.targets(files, out, header_dir)
+        if args.ninja:
+            path = Path(args.ninja)
+            targets[path] = ninja.fragment(spec, args, targets, path)
+        emit.check_folders(targets)
+        if args.list_files:
+            for path in targets:
+                print(path)
+            return EXIT_OK
+        note = "" if args.no_compile_check else probe.check(spec)
+        for line in emit.write(targets, out, spec.prefix + ".h"):
+            print(line)
+        if note:
+            print(f"note: {note}", file=sys.stderr)
+        return EXIT_OK
     except SpecError as e:
         print(f"error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_SPEC
     except OSError as e:
-        print(f"error: {e.filename or ''}: {e.strerror}", file=sys.stderr)
-        return 1
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"error: {where}{e.strerror or e}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def run():
+    """The `assocgen` command."""
+    sys.exit(main())

@@ -35,9 +35,11 @@ key and what is wrong; nothing is written until the whole spec has been checked.
     # every table also takes blocks_per_sm: resident blocks an SM to ask of the compiler
 """
 
+import hashlib
+import json
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .ctypes_ import BUILTIN_TYPES, CType, struct_type
 from .operators import BUILTIN_OPERATORS, INTEGERS, Operator, builtin, segmented
@@ -111,10 +113,62 @@ class Instance:
 @dataclass
 class Spec:
     prefix: str
-    source: str
+    source: str               # where the spec came from, for error messages only
     user_types: list
     user_operators: dict
     instances: list
+    digest: str = ""          # a hash of the spec's content: what generated files are stamped with
+    user_code: list = field(default_factory=list)   # [UserCode]: the C the spec brings, by key
+
+
+@dataclass(frozen=True)
+class UserCode:
+    """A piece of the spec's own C (a type's definition, an operator's function), with the key it
+    came from, so a compiler's error in it can be reported against that key."""
+    key: str                  # e.g. "operator 'compose': combine"
+    kind: str                 # "type", "identity", "combine" or "lift"
+    text: str                 # the C definition, or the function body as generated
+    type: object = None       # CType: the type defined (type), or the accumulator (functions)
+    in_type: object = None    # CType: a lift's input
+
+
+# Names a user type must not take: C and C++ keywords, the standard and CUDA typedefs that the
+# header and the sources see, and names reserved to the implementation (checked by _reserved).
+C_KEYWORDS = set("""auto break case char const continue default do double else enum extern float for goto if
+inline int long register restrict return short signed sizeof static struct switch typedef union unsigned void
+volatile while bool true false alignas alignof static_assert thread_local nullptr constexpr typeof
+typeof_unqual asm catch class const_cast delete dynamic_cast explicit export friend mutable namespace new
+noexcept operator private protected public reinterpret_cast static_cast template this throw try typeid
+typename using virtual wchar_t char8_t char16_t char32_t concept consteval constinit co_await co_return
+co_yield decltype requires and or not xor bitand bitor compl and_eq or_eq not_eq xor_eq""".split())
+STANDARD_TYPEDEFS = set("""size_t ssize_t ptrdiff_t max_align_t nullptr_t intmax_t uintmax_t intptr_t uintptr_t
+FILE va_list off_t time_t clock_t div_t ldiv_t lldiv_t float_t double_t fpos_t errno_t wint_t mbstate_t
+half dim3 cudaError_t cudaStream_t cudaEvent_t cudaGraph_t cudaGraphExec_t
+cudaLaunchConfig_t cudaLaunchAttribute""".split()) | {
+    f"{kind}{bits}_t" for kind in ("int", "uint", "int_least", "uint_least", "int_fast", "uint_fast")
+    for bits in (8, 16, 32, 64)} | {
+    f"{base}{n}" for base in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong",
+                              "ulonglong", "float", "double") for n in (1, 2, 3, 4)}
+# Headers a prefix must not name: its PREFIX.h would shadow them for code compiled with -I on
+# the output folder (the C standard's, POSIX's most used, and the CUDA Toolkit's)
+SHADOWED_HEADERS = set("""assert complex ctype errno fenv float inttypes iso646 limits locale math setjmp signal
+stdalign stdarg stdatomic stdbit stdbool stdckdint stddef stdint stdio stdlib stdnoreturn string tgmath threads
+time uchar wchar wctype unistd pthread fcntl strings malloc alloca memory dirent dlfcn sched semaphore
+cuda cuda_runtime cuda_runtime_api driver_types vector_types builtin_types host_defines device_types
+surface_types texture_types channel_descriptor cuda_fp16 cuda_bf16 cuda_fp8 cuComplex math_constants
+device_functions device_launch_parameters library_types nccl cublas cublas_v2 cufft curand cusparse nvrtc
+crt sm_20_atomic_functions""".split())
+
+
+def _reserved(name: str) -> str:
+    """Why `name` cannot name a user type, or ''."""
+    if name in C_KEYWORDS:
+        return "is a C or C++ keyword"
+    if name in STANDARD_TYPEDEFS:
+        return "is a type the standard or CUDA headers already define"
+    if name.startswith("__") or re.match(r"_[A-Z]", name):
+        return "is reserved to the compiler (it starts with '__' or '_' and a capital)"
+    return ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -130,7 +184,7 @@ class _Table:
         self.source, self.where, self.data = source, where, data
 
     def key(self, k):
-        return f"{self.where}.{k}" if self.where else k
+        return f"{self.where}.{k}" if self.where and k else (self.where or k)
 
     def fail(self, k, problem):
         raise SpecError(self.source, self.key(k), problem)
@@ -246,7 +300,7 @@ def _body(t: _Table, expr_key, body_key, params, required=True):
     return body.strip()
 
 
-def _read_types(source, data, types):
+def _read_types(source, data, types, code):
     out = []
     for n, raw in enumerate(data):
         t = _Table(source, f"type[{n}]", raw)
@@ -254,6 +308,8 @@ def _read_types(source, data, types):
         name = t.ident("name")
         if name in types:
             t.fail("name", f"type {name!r} is already defined")
+        if _reserved(name):
+            t.fail("name", f"{name!r} {_reserved(name)}: the header could not define it")
         size = t.get("size", "int", required=True)
         if size < 1 or size > 1024:
             t.fail("size", f"{size} bytes is outside 1..1024")
@@ -263,10 +319,11 @@ def _read_types(source, data, types):
         ty = struct_type(name, name, size, c.strip())
         types[name] = ty
         out.append(ty)
+        code.append(UserCode(f"type {name!r}: c", "type", c.strip(), ty))
     return out
 
 
-def _read_operators(source, data, types):
+def _read_operators(source, data, types, code):
     ops = {}
     for n, raw in enumerate(data):
         t = _Table(source, f"operator[{n}]", raw)
@@ -295,14 +352,27 @@ def _read_operators(source, data, types):
         elif t.get("lift", "str") is not None or t.get("lift_body", "str") is not None:
             t.fail("lift", "needs input = \"<type>\" (the type of the array elements)")
         identity = f"{acc.c} r = {ident}; return r;"
-        ops[name] = Operator(name, in_type, acc, acc, combine, identity, commutative, lift=lift,
-                             summary=t.get("summary", "str", default=name))
+        summary = t.get("summary", "str", default=name)
+        if re.search(r"/\*|\*/|[\x00-\x1f\x7f]", summary):
+            t.fail("summary", f"{summary!r} would not fit in a C comment (no '/*', '*/' or control characters)")
+        ops[name] = Operator(name, in_type, acc, acc, combine, identity, commutative, lift=lift, summary=summary)
+        where = f"operator {name!r}"
+        code.append(UserCode(f"{where}: identity", "identity", identity, acc))
+        code.append(UserCode(f"{where}: {'combine' if 'combine' in t.data else 'combine_body'}", "combine",
+                             combine, acc))
+        if in_name is not None:
+            code.append(UserCode(f"{where}: {'lift' if 'lift' in t.data else 'lift_body'}", "lift", lift, acc,
+                                 in_type))
     return ops
 
 
 def _expand(t: _Table, k):
     v = t.get(k, "str|list")
-    return [v] if isinstance(v, str) else v
+    v = [v] if isinstance(v, str) else v
+    for x in v:
+        if v.count(x) > 1:
+            t.fail(k, f"{x!r} is listed twice")
+    return v
 
 
 SCAN_KINDS = {"inclusive": "", "exclusive": "ex"}
@@ -419,8 +489,12 @@ def _read_instances(table_kind, source, entries, prefix, types, user_ops):
                     if items * inst.tile_op.acc_type.size > MAX_TILE_BYTES:
                         t.fail("items", f"{items} items of {inst.tile_op.acc_type.size}-byte segmented accumulators"
                                         f" is more than {MAX_TILE_BYTES} bytes a thread")
-                if (prim == "segreduce" and not resident_tile(prim, op, block, items)
-                        and block * items * (1 + op.acc_type.size) > SEGMENT_TILE_BYTES):
+                def folds_fit(items):
+                    return (prim != "segreduce" or resident_tile(prim, op, block, items)
+                            or block * items * (1 + op.acc_type.size) <= SEGMENT_TILE_BYTES)
+                while items_raw is None and items > 1 and not folds_fit(items):
+                    items //= 2           # the default tile shrinks until the block's folds fit
+                if not folds_fit(items):
                     t.fail("items", f"a segmented reduce keeps its tile's folds in shared memory: {block} x {items}"
                                     f" x ({op.acc_type.size} + 1) bytes is more than {SEGMENT_TILE_BYTES}")
                 public = _public_name(prefix, prim, op, heads, index)
@@ -441,17 +515,25 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
         prefix = prefix_override
     else:
         prefix = top.ident("prefix", required=True)
+    problem = ""
     if prefix.startswith("__") or len(prefix) > 32:
+        problem = f"{prefix!r} should not start with '__' and has at most 32 characters"
+    elif prefix in C_KEYWORDS:
+        problem = f"{prefix!r} is a C or C++ keyword"
+    elif prefix.lower() in SHADOWED_HEADERS:
+        problem = f"{prefix!r} would write {prefix}.h, which shadows the standard or CUDA header of that name"
+    if problem:
         if prefix_override is not None:
-            raise SpecError("command line", "--prefix", f"{prefix!r} should not start with '__' and has at most 32 characters")
-        top.fail("prefix", f"{prefix!r} should not start with '__' and has at most 32 characters")
+            raise SpecError("command line", "--prefix", problem)
+        top.fail("prefix", problem)
     for k in ("type", "operator", *TABLE_KEYS):
         if k in data and not (isinstance(data[k], list) and all(isinstance(x, dict) for x in data[k])):
             top.fail(k, f"expected an array of tables ([[{k}]]), got {_kind(data[k])}")
 
     types = dict(BUILTIN_TYPES)
-    user_types = _read_types(source, data.get("type", []), types)
-    user_ops = _read_operators(source, data.get("operator", []), types)
+    code = []
+    user_types = _read_types(source, data.get("type", []), types, code)
+    user_ops = _read_operators(source, data.get("operator", []), types, code)
     instances = []
     for kind in TABLE_KEYS:
         file_entries = [(f"{kind}[{n}]", raw) for n, raw in enumerate(data.get(kind, []))]
@@ -472,9 +554,13 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
             owner.setdefault(ty.name, "generated")
         for symbol in inst.symbols:
             if symbol in owner:
+                if t.source == "command line" or owner[symbol].startswith("--"):
+                    t.fail("", f"asks for {symbol}, which {owner[symbol]} already asks for: drop one of them")
                 t.fail("name", f"{symbol} is generated twice (also by {owner[symbol]}); give one of them a name")
             owner[symbol] = t.where
-    return Spec(prefix, source, user_types, user_ops, [inst for _, inst in instances])
+    content = json.dumps([data, [list(e) for e in extra], prefix_override], sort_keys=True, default=str)
+    digest = "sha256:" + hashlib.sha256(content.encode()).hexdigest()[:16]
+    return Spec(prefix, source, user_types, user_ops, [inst for _, inst in instances], digest, code)
 
 
 def load(path, extra=(), prefix_override=None) -> Spec:
@@ -511,14 +597,20 @@ def parse_cli_entry(kind: str, text: str) -> dict:
     parts = text.split(":")
     if len(parts) < 2 or not parts[0] or not parts[1]:
         raise SpecError("command line", where, f"expected {CLI_FORMS[kind]}")
-    table = {"op": parts[0], "type": parts[1]}
+    table, given = {"op": parts[0], "type": parts[1]}, {}
     for p in parts[2:]:
         if kind == "scan" and p in ("inclusive", "exclusive"):
-            table["kind"] = p
-            continue
-        m = re.fullmatch(r"([bt])(\d+)", p)
-        if not m:
-            what = "bBLOCK, tITEMS, inclusive nor exclusive" if kind == "scan" else "bBLOCK nor tITEMS"
-            raise SpecError("command line", where, f"{p!r} is neither {what}")
-        table["block" if m.group(1) == "b" else "items"] = int(m.group(2))
+            key, value = "kind", p
+        else:
+            m = re.fullmatch(r"([bt])(\d+)", p)
+            if not m:
+                what = "bBLOCK, tITEMS, inclusive nor exclusive" if kind == "scan" else "bBLOCK nor tITEMS"
+                raise SpecError("command line", where, f"{p!r} is neither {what}")
+            if m.group(2).startswith("0") and m.group(2) != "0":
+                raise SpecError("command line", where, f"{p!r}: write the number without leading zeros")
+            key, value = "block" if m.group(1) == "b" else "items", int(m.group(2))
+        if key in given:
+            raise SpecError("command line", where, f"{p!r} conflicts with {given[key]!r}: give the {key} once")
+        given[key] = p
+        table[key] = value
     return table

@@ -109,8 +109,10 @@ CASES = [
       id="name_with_several_types"),
     P(S(W(SUM, name="my sum")), FILE, "reduce[0].name", r"my sum", id="name_not_an_identifier"),
     P(S(SUM, SUM), FILE, "reduce[1]", r"v_reduce_sum_f32", id="duplicate_public_name"),
-    P(S({"op": ["sum", "sum"], "type": "f32"}), FILE, "reduce[0]", r"v_reduce_sum_f32",
-      id="duplicate_public_name_in_one_table"),
+    P(S({"op": ["sum", "sum"], "type": "f32"}), FILE, "reduce[0].op", r"'sum' is listed twice",
+      id="duplicate_op_in_one_table"),
+    P(S({"op": "sum", "type": ["f32", "i32", "f32"]}), FILE, "reduce[0].type", r"'f32' is listed twice",
+      id="duplicate_type_in_one_table"),
     P(S(W(SUM, name="x"), {"op": "min", "type": "f32", "name": "x"}), FILE, "reduce[1]", r"\bv_x\b",
       id="duplicate_given_names"),
     P(S(SUM, {"op": "min", "type": "f32", "name": "v_reduce_sum_f32"}), FILE, "reduce[1]",
@@ -180,7 +182,41 @@ CASES = [
       r"missing|required", id="input_without_lift"),
     P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, associative=True)]), FILE, "operator[0].associative",
       r"unknown", id="operator_unknown_key"),
+    # ---- names that would break the header (issue 13)
+    *[P(S(SUM, types=[{"name": n, "size": 4, "c": f"typedef struct {{ float x; }} {n};"}]), FILE, "type[0].name",
+        re.escape(n), why, id=f"type_named_{n}")
+      for n, why in [("float", "keyword"), ("int", "keyword"), ("size_t", "standard|CUDA"),
+                     ("int32_t", "standard|CUDA"), ("float4", "standard|CUDA"), ("dim3", "standard|CUDA"),
+                     ("class", "keyword"), ("_Pair", "reserved")]],
+    *[P(S(SUM, prefix=n), FILE, "prefix", re.escape(n), why, id=f"prefix_{n}")
+      for n, why in [("int", "keyword"), ("math", "shadows"), ("stdint", "shadows"), ("limits", "shadows"),
+                     ("cuda_runtime", "shadows"), ("String", "shadows")]],
+    P(S(SUM), CLI, "--prefix", r"math", r"shadows", args=["--prefix", "math"], id="cli_prefix_math"),
+    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, summary="pair sum */ #error")]), FILE, "operator[0].summary",
+      r"comment", id="summary_ends_a_comment"),
+    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, summary="pair /* sum")]), FILE, "operator[0].summary",
+      r"comment", id="summary_opens_a_comment"),
+    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, summary="pair\nsum")]), FILE, "operator[0].summary",
+      r"comment", id="summary_with_a_newline"),
+    # ---- the spec's C, compiled at generation (nvcc and cc are on the PATH in these tests)
+    P(S({"op": "padd"}, types=[PAIR_T], ops=[W(PAIR_OP, identity="{0.0f, 0.0f, 1.0f}")]), FILE,
+      "operator 'padd': identity", r"excess", id="identity_with_too_many_fields"),
+    P(S({"op": "padd"}, types=[PAIR_T], ops=[W(PAIR_OP, identity="{1.0f}")]), FILE,
+      "operator 'padd': identity", r"missing initializer", id="identity_with_too_few_fields"),
+    P(S({"op": "padd"}, types=[PAIR_T], ops=[W(PAIR_OP, combine=None, combine_body="pair r = a return r;")]), FILE,
+      "operator 'padd': combine_body", r'expected a ";"', id="combine_body_syntax_error"),
+    P(S({"op": "padd"}, types=[PAIR_T], ops=[W(PAIR_OP, combine="{a.x + b.z, a.y + b.y}")]), FILE,
+      "operator 'padd': combine", r"no member|\bz\b", id="combine_unknown_field"),
+    P(S({"op": "padd"}, types=[PAIR_T], ops=[W(PAIR_OP, input="f32", lift="{x, undefined_thing}")]), FILE,
+      "operator 'padd': lift", r"undefined_thing", id="lift_undefined_identifier"),
+    P(S({"op": "padd"}, ops=[PAIR_OP], types=[W(PAIR_T, c="typedef struct { float x, y } pair;")]), FILE,
+      "type 'pair': c", r"semicolon|;", id="type_c_syntax_error"),
+    P(S({"op": "padd"}, ops=[PAIR_OP], types=[W(PAIR_T, size=12)]), FILE,
+      "type 'pair': size", r"12", id="type_size_differs_from_sizeof"),
+    P(S({"op": "padd"}, ops=[PAIR_OP], types=[W(PAIR_T, c="struct pair { float x = 0, y = 0; }; typedef struct pair pair;")]),
+      FILE, "type 'pair': c", r".", id="type_c_is_not_c"),
     # ---- the command line
+    P(S(SUM), CLI, "--output", r"file, not a folder", args=["-o", "SPECFILE"], id="cli_out_is_a_file"),
     P(S(SUM), CLI, "--reduce sum", r"OP:TYPE|expected", args=["--reduce", "sum"], id="cli_reduce_without_type"),
     P(S(SUM), CLI, "--reduce sum:f32:x9", r"x9", args=["--reduce", "sum:f32:x9"], id="cli_reduce_bad_part"),
     P(S(SUM), CLI, "--reduce :f32", r"OP:TYPE|expected", args=["--reduce", ":f32"], id="cli_reduce_empty_op"),
@@ -195,8 +231,18 @@ CASES = [
       id="cli_reduce_items_65"),
     P(S(SUM), CLI, "--reduce and:f32", r"\band\b", args=["--reduce", "and:f32"],
       id="cli_reduce_not_applicable"),
-    P(S(SUM), CLI, "--reduce sum:f32", r"v_reduce_sum_f32", args=["--reduce", "sum:f32"],
+    P(S(SUM), CLI, "--reduce sum:f32", r"v_reduce_sum_f32.*reduce\[0\].*drop one", args=["--reduce", "sum:f32"],
       id="cli_reduce_duplicates_file_entry"),
+    P(S(SUM), CLI, "--reduce min:f32", r"v_reduce_min_f32.*--reduce min:f32.*drop one",
+      args=["--reduce", "min:f32", "--reduce", "min:f32"], id="cli_reduce_given_twice"),
+    P(S(SUM), CLI, "--reduce min:f32:b256:b128", r"'b128' conflicts with 'b256'",
+      args=["--reduce", "min:f32:b256:b128"], id="cli_reduce_two_blocks"),
+    P(S(SUM), CLI, "--reduce min:f32:t4:t8", r"'t8' conflicts with 't4'",
+      args=["--reduce", "min:f32:t4:t8"], id="cli_reduce_two_items"),
+    P(S(SUM), CLI, "--reduce min:f32:b0256", r"leading zero", args=["--reduce", "min:f32:b0256"],
+      id="cli_reduce_leading_zero"),
+    P(S(SUM), CLI, "--scan sum:f32:inclusive:exclusive", r"'exclusive' conflicts with 'inclusive'",
+      args=["--scan", "sum:f32:inclusive:exclusive"], id="cli_scan_two_kinds"),
     P(S(SUM), CLI, "--prefix", r"9a", args=["--prefix", "9a"], id="cli_prefix_not_identifier"),
     P(S(SUM), CLI, "--prefix", r"__v", args=["--prefix", "__v"], id="cli_prefix_reserved"),
     P(NO_SPEC, CLI, "--prefix", r"missing|give", args=["--reduce", "sum:f32"], id="cli_no_spec_no_prefix"),
@@ -244,7 +290,12 @@ def assert_one_error_line(r, source, key, problems):
 def test_malformed_input_is_one_error_line_and_writes_nothing(tmp_path, spec, args, source, key, problems):
     path = _make_spec(tmp_path, spec)
     out, inc = tmp_path / "out", tmp_path / "inc"
-    argv = ([path] if path is not None else []) + ["-o", out, "--header-dir", inc] + args
+    if "SPECFILE" in args:      # an output folder that is a file: the spec file itself
+        args = [path if a == "SPECFILE" else a for a in args]
+        key = str(path)
+        argv = [path, "--header-dir", inc] + args
+    else:
+        argv = ([path] if path is not None else []) + ["-o", out, "--header-dir", inc] + args
     r = run_gen(*argv)
     if source == FILE:
         source = str(path)
@@ -325,3 +376,28 @@ def test_command_line_scan_errors(tmp_path, arg, pattern):
     r = run_gen("--prefix", "v", "--scan", arg, "-o", tmp_path / "out")
     assert_one_error_line(r, CLI, None, [pattern])
     assert not (tmp_path / "out").exists()
+
+
+def test_segmented_reduce_of_1024_threads_takes_a_default_tile_that_fits(tmp_path):
+    """A block of 1024 without items: the default tile shrinks until its folds fit in shared
+    memory, rather than an error that blames items, which the user never set."""
+    spec = {"prefix": "v", "segreduce": [{"op": ["sum", "argmin"], "type": ["f32", "f64"], "block": 1024}]}
+    path = write_spec(tmp_path / "spec.toml", spec)
+    r = gen_ok(path, "--list")
+    assert r.stdout.count("_b1024_t") == 4
+
+
+@pytest.mark.parametrize("prim", ["reduce", "scan", "segscan", "segreduce"])
+@pytest.mark.parametrize("block", [32, 64, 128, 256, 512, 1024])
+def test_every_block_size_has_a_default_tile(tmp_path, prim, block):
+    """No combination of a block size with the default items is refused."""
+    types = [{"name": "mat3u", "size": 36, "c": "typedef struct { uint32_t m[9]; } mat3u;"}]
+    ops = [dict(MAT3_OP)]
+    table = [{"op": ["sum", "argmax", "ksum"], "type": ["f32", "f64"], "block": block},
+             {"op": ["sum", "xor"], "type": ["u8", "i16", "u64"], "block": block},
+             {"op": "mat3mul", "block": block}]
+    spec = {"prefix": "v", "type": types, "operator": ops, prim: table}
+    if prim == "segscan":
+        table.append({"op": "sum", "type": "f32", "heads": "keys", "key": "i64", "block": block, "name": "k"})
+    path = write_spec(tmp_path / "spec.toml", spec)
+    gen_ok(path, "--list")

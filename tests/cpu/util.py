@@ -43,8 +43,8 @@ def assert_one_error_line(r: subprocess.CompletedProcess):
 
 
 def run_gen(*args, timeout=120) -> subprocess.CompletedProcess:
-    """`python3 -m generator ARGS` from the repository root."""
-    return subprocess.run([sys.executable, "-m", "generator", *map(str, args)], cwd=REPO,
+    """`python3 -m assocgen ARGS` from the repository root."""
+    return subprocess.run([sys.executable, "-m", "assocgen", *map(str, args)], cwd=REPO,
                           capture_output=True, text=True, timeout=timeout)
 
 

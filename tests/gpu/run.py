@@ -7,6 +7,8 @@ segment lengths), then run a subset under compute-sanitizer (memcheck and racech
     python3 tests/gpu/run.py            # everything (needs a GPU; about 10 minutes on an H100)
     python3 tests/gpu/run.py --quick    # small sizes only
     python3 tests/gpu/run.py --build-only   # generate and compile (no GPU needed)
+    python3 tests/gpu/run.py --single-header   # one instance of each kernel shape (the sanitized
+                                               # subset), built from one stb-style header
 
 Logs go to $OUT (or build/gputest) as gputest.log; the last line is `N passed, M failed`.
 """
@@ -19,11 +21,13 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 
-from generator import emit  # noqa: E402
-from generator.operators import BUILTIN_OPERATORS, FLOATS, INTEGERS  # noqa: E402
-from generator.spec import parse  # noqa: E402
+try:
+    from assocgen import emit
+    from assocgen.operators import BUILTIN_OPERATORS, FLOATS, INTEGERS
+    from assocgen.spec import parse
+except ImportError as e:
+    sys.exit(f"error: {e}: install the generator first (pip install -e . from the repository root)")
 
 BUILD = ROOT / "build" / "gputest"
 PREFIX = "t"
@@ -209,19 +213,30 @@ def write_main(spec, header):
     (BUILD / "main.cu").write_text("\n".join(lines))
 
 
-def build(jobs):
+def build(jobs, single_header=False):
     spec = parse(spec_dict(), "tests/gpu/run.py")
     header = f"{PREFIX}.h"
-    files = emit.render(spec, header)
-    emit.write(files, BUILD / "gen", header_name=header)
+    if single_header:     # the kernels' namespaced form: one instance of each shape
+        # (and those that write_main calls by name: an initial value, past 2^31)
+        named = set(SANITIZED) | {f"{PREFIX}_{n}" for n in ("exscan_sum_i32", "exsegscan_sum_i32_by_i32",
+                                                          "reduce_sum_u8", "reduce_max_i8")}
+        spec.instances = [inst for inst in spec.instances if inst.public_name in named]
+        assert len(spec.instances) == len(named)
+    files = emit.render(spec, header, single_header=single_header)
+    emit.write(emit.targets(files, BUILD / "gen", BUILD / "gen"), BUILD / "gen", header)
     write_main(spec, header)
     (BUILD / "driver.cuh").write_bytes((ROOT / "tests/gpu/driver.cuh").read_bytes())
     flags = f"-O3 -arch={ARCH} -std=c++17"
-    objs = [f"gen/{inst.public_name}.o" for inst in spec.instances]
     nj = [f"rule cu\n  command = {NVCC} {flags} -Igen -c $in -o $out\n",
           f"rule exe\n  command = {NVCC} {flags} -Igen -Xcompiler -fopenmp -o $out $in -lgomp\n"]
-    for inst in spec.instances:
-        nj.append(f"build gen/{inst.public_name}.o: cu gen/{inst.public_name}.cu\n")
+    if single_header:
+        (BUILD / "gen" / "impl.cu").write_text(f'#define {PREFIX.upper()}_IMPLEMENTATION\n#include "{header}"\n')
+        objs = ["gen/impl.o"]
+        nj.append(f"build gen/impl.o: cu gen/impl.cu | gen/{header}\n")
+    else:
+        objs = [f"gen/{inst.public_name}.o" for inst in spec.instances]
+        for inst in spec.instances:
+            nj.append(f"build gen/{inst.public_name}.o: cu gen/{inst.public_name}.cu\n")
     nj.append(f"build test_main: exe main.cu {' '.join(objs)} | driver.cuh gen/{header}\n")
     (BUILD / "build.ninja").write_text("".join(nj))
     subprocess.run(["ninja", "-C", str(BUILD), f"-j{jobs}"], check=True)
@@ -235,9 +250,14 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--no-sanitizer", action="store_true")
     ap.add_argument("--no-build", action="store_true", help="run the test_main already built (carried)")
+    ap.add_argument("--single-header", action="store_true",
+                    help="one instance of each kernel shape, from one stb-style header (in build/gputest-single)")
     args = ap.parse_args()
+    global BUILD
+    if args.single_header:
+        BUILD = ROOT / "build" / "gputest-single"
     if not args.no_build:
-        spec = build(args.jobs)
+        spec = build(args.jobs, args.single_header)
         print(f"built {len(spec.instances)} instances into {BUILD}", flush=True)
     if args.build_only:
         return 0

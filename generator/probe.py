@@ -1,0 +1,136 @@
+"""Compiling the spec's own C at generation time, so that a mistake in it is reported against the
+spec key it came from instead of failing later inside nvcc on a generated file.
+
+Two small probes, each piece of the user's code behind a `#line 1 "KEY"` so that the compiler's
+first error names its key:
+  - C (the host's `cc`): the types as the C header declares them, and each identity as an
+    initializer of its type, which catches one with too many or too few fields;
+  - CUDA (`nvcc -ptx`): the types, a sizeof check against each type's `size`, and each operator's
+    identity, combine and lift as the generated kernels define them.
+Without a compiler the check is skipped and a note says so.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .spec import Spec, SpecError
+
+_C_ERROR = re.compile(r"^(.+?):(\d+):(?:\d+:)? error: (.*)$", re.M)
+_NVCC_ERROR = re.compile(r"^(.+?)\((\d+)\): error: (.*)$", re.M)
+_HEAD = "#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n#include <math.h>\n"
+
+
+def _at(key: str) -> str:
+    return f'#line 1 "{key}"\n'
+
+
+def _c_probe(spec: Spec) -> str:
+    parts = [_HEAD]
+    for code in spec.user_code:
+        if code.kind == "type":
+            parts.append(_at(code.key) + code.text + "\n")
+    for n, code in enumerate(c for c in spec.user_code if c.kind == "identity"):
+        init = code.text[:code.text.rindex("return")].strip()        # `T r = {...};`
+        parts.append(f'#line 1 "assocgen-probe"\nvoid assocgen_probe_{n}(void);\n'
+                     f"void assocgen_probe_{n}(void)\n{{\n{_at(code.key)}{init}\n"
+                     f'#line 1 "assocgen-probe"\n(void)r;\n}}\n')
+    return "".join(parts)
+
+
+def _cuda_probe(spec: Spec) -> str:
+    parts = [_HEAD + "#include <cuda_runtime.h>\n"]
+    for code in spec.user_code:
+        if code.kind == "type":
+            t = code.type
+            parts.append(_at(code.key) + code.text + "\n")
+            parts.append(_at(code.key.replace(": c", ": size")) +
+                         f'static_assert(sizeof({t.c}) == {t.size}, "sizeof({t.c}) is not the spec\'s size, {t.size}");\n')
+    for n, code in enumerate(spec.user_code):
+        acc = code.type.c if code.type is not None else ""
+        head = {
+            "identity": f"static __host__ __device__ {acc} assocgen_f{n}(void)",
+            "combine": f"static __device__ {acc} assocgen_f{n}({acc} a, {acc} b)",
+            "lift": f"static __device__ {acc} assocgen_f{n}({code.in_type.c if code.in_type else ''} x, size_t i)",
+        }.get(code.kind)
+        if head is None:
+            continue
+        use = {"identity": "assocgen_f{n}()", "combine": "assocgen_f{n}(r[0], r[1])",
+               "lift": "assocgen_f{n}(x[0], 0)"}[code.kind].format(n=n)
+        in_c = code.in_type.c if code.in_type else acc
+        parts.append(f'#line 1 "assocgen-probe"\n{head}\n{{\n    (void){"i" if code.kind == "lift" else "0"};\n'
+                     f"{_at(code.key)}{code.text}\n"
+                     f'#line 1 "assocgen-probe"\n}}\n'
+                     f"__global__ void assocgen_k{n}(const {in_c} *x, {acc} *r) {{ (void)x; r[2] = {use}; }}\n")
+    return "".join(parts)
+
+
+def _first_error(output: str, pattern, keys, accept=None):
+    """(key, line, message) of the compiler's first error in the user's code, or None."""
+    for m in pattern.finditer(output):
+        where, line = m.group(1), int(m.group(2))
+        message = re.sub(r"\s*\[-W[^\]]*\]$", "", m.group(3).strip())
+        if where in keys and (accept is None or accept(where, message)):
+            return where, line, message
+    return None
+
+
+def _run(cmd, source: str, name: str):
+    with tempfile.TemporaryDirectory(prefix="assocgen-probe-") as d:
+        path = Path(d) / name
+        path.write_text(source)
+        try:
+            r = subprocess.run([*cmd, str(path)], cwd=d, capture_output=True, text=True, timeout=300,
+                               env={**os.environ, "LC_ALL": "C"})
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return None, str(e)
+        return r, ""
+
+
+def check(spec: Spec) -> str:
+    """Compile the spec's C; raise SpecError on its first error, return a note on what was
+    skipped ('' when everything was checked, or there was no C to check)."""
+    if not spec.user_code:
+        return ""
+    keys = {c.key for c in spec.user_code} | {c.key.replace(": c", ": size") for c in spec.user_code}
+    skipped = []
+
+    def fail(found):
+        key, line, message = found
+        at = f" (line {line})" if line > 1 else ""
+        raise SpecError(spec.source, key, f"{message}{at}")
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc:
+        r, _ = _run([cc, "-std=c11", "-pedantic-errors", "-Werror=missing-field-initializers", "-fsyntax-only"],
+                    _c_probe(spec), "probe.c")
+        if r is not None and r.returncode != 0:
+            # a type must be C; of an identity, only its count of fields is C's to judge here
+            # (it may use what only CUDA has: nvcc judges the rest)
+            found = _first_error(r.stderr, _C_ERROR, keys, lambda key, message: key.endswith(": c") or re.search(
+                r"excess elements|missing initializer", message))
+            if found:
+                fail(found)
+    else:
+        skipped.append("no C compiler (cc) on the PATH: the types and identities were not compiled as C")
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        r, problem = _run([nvcc, "-ptx", "-arch=sm_90", "-std=c++17", "-o", "probe.ptx"], _cuda_probe(spec), "probe.cu")
+        if r is None:
+            skipped.append(f"nvcc could not check the operators' C code ({problem})")
+        elif r.returncode != 0:
+            found = _first_error(r.stdout + r.stderr, _NVCC_ERROR, keys)
+            if found:
+                fail(found)
+            other = _NVCC_ERROR.search(r.stdout + r.stderr)
+            if other:    # in the probe's own lines, around the user's code (a type that cannot be copied)
+                raise SpecError(spec.source, "operator", f"the operators' C code does not compile: {other.group(3)}")
+            tail = (r.stdout + r.stderr).strip().splitlines()
+            skipped.append("nvcc could not check the operators' C code (" + (tail[0] if tail else f"exit {r.returncode}") + ")")
+    else:
+        skipped.append("nvcc is not on the PATH: the operators' C code was not compiled at generation "
+                       "(nvcc will report its errors when it builds the sources)")
+    return "; ".join(skipped)

@@ -1,0 +1,41 @@
+"""A golden hash of what the generator writes for the GPU test runner's instance matrix (every
+builtin pair, the user operators, block and tile sweeps of every primitive), in both forms: the
+separate sources and the single header.  A change to generated code is always deliberate: the
+commit that makes it updates GOLDEN and says why; a refactoring keeps it."""
+
+import hashlib
+import importlib.util
+
+from .util import REPO
+
+from assocgen import emit
+from assocgen.spec import parse
+
+GOLDEN = {
+    "sources": "e5935ca8bbc9aa22ac4950baab1acd53f8e33a7fec974bc1232498cb9a3aca1f",
+    "single_header": "2027c6197476b954968b8d530dd56e9a8db484d965b4fb974f4d1a72653c6051",
+}
+
+
+def _runner():
+    spec = importlib.util.spec_from_file_location("gpu_run", REPO / "tests" / "gpu" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _digest(files: dict) -> str:
+    h = hashlib.sha256()
+    for name in sorted(files):
+        h.update(name.encode() + b"\0" + files[name].encode() + b"\0")
+    return h.hexdigest()
+
+
+def test_rendering_of_the_gpu_matrix_is_golden():
+    run = _runner()
+    spec = parse(run.spec_dict(), "tests/gpu/run.py")
+    assert len(spec.instances) > 300
+    got = {"sources": _digest(emit.render(spec, f"{run.PREFIX}.h")),
+           "single_header": _digest(emit.render(spec, f"{run.PREFIX}.h", single_header=True))}
+    assert got == GOLDEN, ("generated code changed: if on purpose, set GOLDEN in tests/cpu/test_golden.py to\n"
+                           f"{got}\nand say why in the commit")
