@@ -41,12 +41,12 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 
+from . import tuning
+from .model import Heads, Primitive, ScanKind
 from .ctypes_ import BUILTIN_TYPES, CType, struct_type
 from .operators import BUILTIN_OPERATORS, INTEGERS, Operator, builtin, segmented
 
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-MAX_TILE_BYTES = 1024          # items x size a thread holds in registers at once
-SEGMENT_TILE_BYTES = 40 * 1024  # shared memory a segmented reduce's tile of folds and head marks may take
 
 
 class SpecError(Exception):
@@ -61,12 +61,12 @@ class SpecError(Exception):
 class Instance:
     """One kernel to generate: which primitive, what it computes and how it is shaped."""
     prefix: str
-    primitive: str            # reduce, scan, exscan, segscan, exsegscan, segreduce, reduce_by_key
+    primitive: Primitive
     op: Operator
     block: int
     items: int
     public_name: str
-    heads: str = ""           # where segments start: "flags", "keys", "offsets" (segmented primitives)
+    heads: Heads = Heads.NONE
     index: CType = None       # the key type (heads = "keys") or the offset type (heads = "offsets")
     blocks_per_sm: int = 0    # resident blocks an SM to ask of the compiler (0: chosen here)
 
@@ -78,9 +78,9 @@ class Instance:
 
     @property
     def index_suffix(self) -> str:
-        if self.heads == "keys":
+        if self.heads == Heads.KEYS:
             return f"_by_{self.index.name}"
-        if self.heads == "offsets":
+        if self.heads == Heads.OFFSETS:
             return f"_o{self.index.name}"
         return ""
 
@@ -95,19 +95,19 @@ class Instance:
 
     @property
     def exclusive(self) -> bool:
-        return self.primitive in ("exscan", "exsegscan")
+        return self.primitive in (Primitive.EXSCAN, Primitive.EXSEGSCAN)
 
     @property
     def family(self) -> str:
         """reduce, or scan: every other primitive is a scan over a (possibly derived) operator."""
-        return "reduce" if self.primitive == "reduce" else "scan"
+        return "reduce" if self.primitive == Primitive.REDUCE else "scan"
 
     @property
     def tile_op(self) -> Operator:
         """The operator the scan family's tiles and look-back run: `op`, or its segmented form."""
         if not self.heads:
             return self.op
-        return segmented(self.op, counted=self.primitive == "reduce_by_key")
+        return segmented(self.op, counted=self.primitive == Primitive.REDUCE_BY_KEY)
 
 
 @dataclass
@@ -226,56 +226,9 @@ def _kind(v):
 
 def _check_block(t: _Table, k, v):
     if v is None:
-        return 256
+        return tuning.DEFAULT_BLOCK
     if v < 32 or v > 1024 or v & (v - 1):
         t.fail(k, f"{v} is not a power of two between 32 and 1024")
-    return v
-
-
-def _default_items(ty: CType) -> int:
-    # 64 bytes a thread per step: four 16-byte loads in flight per lane, whatever the type.
-    return max(1, min(64, 64 // ty.size)) if ty.size <= 64 else 1
-
-
-STAGE_LIMIT = 44 * 1024   # static shared memory a scan block may spend on staging (48 KB in all)
-
-
-def stage_chunks(words: int) -> int:
-    """16-byte chunks of shared memory a warp stages `words` 16-byte words a lane in: an odd count
-    puts a quarter warp's 16-byte accesses on distinct banks as it is; an even one needs one pad
-    chunk in eight."""
-    return 32 * words if words % 2 else 36 * words
-
-
-def resident_tile(prim: str, op, block: int, items: int) -> bool:
-    """Whether a scan-family instance keeps its tile's inputs in shared memory from load to store:
-    results written over the inputs (so of their type), whole 16-byte words a thread, for the
-    segmented forms a bit an item in 32, and the staging within the static limit."""
-    size = op.in_type.size
-    if (items * size) % 16 or stage_chunks(items * size // 16) * 16 * (block // 32) > STAGE_LIMIT:
-        return False
-    if prim in ("scan", "exscan"):
-        return op.out_type.c == op.in_type.c
-    if items > 32:
-        return False
-    if prim in ("segscan", "exsegscan"):
-        return op.out_type.c == op.in_type.c
-    return prim == "segreduce" and op.acc_type.c == op.in_type.c and 16 % size == 0
-
-
-def _scan_items(ty: CType, thread_bytes: int) -> int:
-    # a scan keeps a whole tile of accumulators in registers (64 bytes a thread), or its inputs in
-    # shared memory (144 or 128 bytes a thread): smaller tiles for wide types
-    return max(1, min(thread_bytes // 4, thread_bytes // ty.size))
-
-
-def _check_items(t: _Table, k, v, ty: CType, scan_bytes=0):
-    if v is None:
-        return _default_items(ty) if not scan_bytes else _scan_items(ty, scan_bytes)
-    if v < 1 or v > 64:
-        t.fail(k, f"{v} items a thread is outside 1..64")
-    if v * ty.size > MAX_TILE_BYTES:
-        t.fail(k, f"{v} items of {ty.name} ({ty.size} bytes) is more than {MAX_TILE_BYTES} bytes a thread")
     return v
 
 
@@ -375,7 +328,6 @@ def _expand(t: _Table, k):
     return v
 
 
-SCAN_KINDS = {"inclusive": "", "exclusive": "ex"}
 TABLE_KEYS = {
     "reduce": {"op", "type", "block", "items", "name", "blocks_per_sm"},
     "scan": {"op", "type", "block", "items", "name", "blocks_per_sm", "kind"},
@@ -402,32 +354,33 @@ def _index_type(t: _Table, k, types, default=None):
 def _primitives(table_kind, t: _Table, types):
     """[(primitive, heads, index type)] that one table asks for."""
     if table_kind == "reduce":
-        return [("reduce", "", None)]
-    kinds = _expand(t, "kind") if "kind" in t.data else ["inclusive"]
+        return [(Primitive.REDUCE, Heads.NONE, None)]
+    kinds = _expand(t, "kind") if "kind" in t.data else [ScanKind.INCLUSIVE]
     for k in kinds:
-        if k not in SCAN_KINDS:
+        if k not in tuple(ScanKind):
             t.fail("kind", f"{k!r} is neither \"inclusive\" nor \"exclusive\"")
+    exclusive = {k: k == ScanKind.EXCLUSIVE for k in kinds}
     if table_kind == "scan":
-        return [(SCAN_KINDS[k] + "scan", "", None) for k in kinds]
+        return [(Primitive.EXSCAN if exclusive[k] else Primitive.SCAN, Heads.NONE, None) for k in kinds]
     if table_kind == "segscan":
-        heads = _choice(t, "heads", ("flags", "keys"), "flags")
-        if heads == "flags" and "key" in t.data:
+        heads = Heads(_choice(t, "heads", (Heads.FLAGS, Heads.KEYS), Heads.FLAGS))
+        if heads == Heads.FLAGS and "key" in t.data:
             t.fail("key", 'only with heads = "keys"')
-        index = _index_type(t, "key", types) if heads == "keys" else None
-        return [(SCAN_KINDS[k] + "segscan", heads, index) for k in kinds]
-    by = _choice(t, "by", ("offsets", "keys"), "offsets")
-    if by == "offsets":
+        index = _index_type(t, "key", types) if heads == Heads.KEYS else None
+        return [(Primitive.EXSEGSCAN if exclusive[k] else Primitive.SEGSCAN, heads, index) for k in kinds]
+    by = _choice(t, "by", (Heads.OFFSETS, Heads.KEYS), Heads.OFFSETS)
+    if by == Heads.OFFSETS:
         if "key" in t.data:
             t.fail("key", 'only with by = "keys"')
-        return [("segreduce", "offsets", _index_type(t, "offset", types, "i64"))]
+        return [(Primitive.SEGREDUCE, Heads.OFFSETS, _index_type(t, "offset", types, "i64"))]
     if "offset" in t.data:
         t.fail("offset", 'only with by = "offsets"')
-    return [("reduce_by_key", "keys", _index_type(t, "key", types))]
+    return [(Primitive.REDUCE_BY_KEY, Heads.KEYS, _index_type(t, "key", types))]
 
 
 def _public_name(prefix, prim, op, heads, index):
-    base = "reduce" if prim == "reduce_by_key" else prim
-    suffix = f"_by_{index.name}" if heads == "keys" else ""
+    base = Primitive.REDUCE if prim == Primitive.REDUCE_BY_KEY else prim
+    suffix = f"_by_{index.name}" if heads == Heads.KEYS else ""
     return f"{prefix}_{base}_{op.name}_{op.in_type.name}{suffix}"
 
 
@@ -472,31 +425,16 @@ def _read_instances(table_kind, source, entries, prefix, types, user_ops):
         for prim, heads, index in primitives:
             for op in combos:
                 inst = Instance(prefix, prim, op, block, 1, "", heads, index)
-                if prim == "reduce":
-                    items = _check_items(t, "items", items_raw, op.in_type)
-                else:   # sized by the operator's own accumulator: the head flag rides along
-                    # keys ride along: a keyed tile is sized by the wider of the two
-                    wide = index if heads == "keys" and index.size > op.acc_type.size else op.acc_type
-                    items = _check_items(t, "items", items_raw, wide, scan_bytes=64)
-                    if items_raw is None:
-                        # held in shared memory: 144 bytes a thread (nine 16-byte words, no pad)
-                        # where they fit, else 128; either is twice the registers' 64 or more.
-                        # Keyed: 112 (seven words), as the keys pass through registers too
-                        sizes = (112,) if heads == "keys" else (144, 128)
-                        held = [n for n in (_scan_items(wide, b) for b in sizes)
-                                if resident_tile(prim, op, block, n)]
-                        items = held[0] if held else items
-                    if items * inst.tile_op.acc_type.size > MAX_TILE_BYTES:
-                        t.fail("items", f"{items} items of {inst.tile_op.acc_type.size}-byte segmented accumulators"
-                                        f" is more than {MAX_TILE_BYTES} bytes a thread")
-                def folds_fit(items):
-                    return (prim != "segreduce" or resident_tile(prim, op, block, items)
-                            or block * items * (1 + op.acc_type.size) <= SEGMENT_TILE_BYTES)
-                while items_raw is None and items > 1 and not folds_fit(items):
-                    items //= 2           # the default tile shrinks until the block's folds fit
-                if not folds_fit(items):
-                    t.fail("items", f"a segmented reduce keeps its tile's folds in shared memory: {block} x {items}"
-                                    f" x ({op.acc_type.size} + 1) bytes is more than {SEGMENT_TILE_BYTES}")
+                if items_raw is None:
+                    items = tuning.default_items(inst)
+                    problem = tuning.items_problem(inst, items)
+                    if problem:
+                        t.fail("block", f"no tile fits blocks of {block} threads: {problem}")
+                else:
+                    items = items_raw
+                    problem = tuning.items_problem(inst, items)
+                    if problem:
+                        t.fail("items", problem)
                 public = _public_name(prefix, prim, op, heads, index)
                 if name is not None:   # the prefix is added unless the name already has it
                     public = name if name.startswith(prefix + "_") else f"{prefix}_{name}"

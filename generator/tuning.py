@@ -1,0 +1,234 @@
+"""Tuning: every decision about a kernel's shape, kept apart from the algorithm (the templates)
+and from reading the spec (spec.py), as CUB keeps its tuning policies apart from its agents.
+
+A shape is what generation resolves for one instance: threads a block, items a thread, how a
+lane's items travel (16-byte words, staged through shared memory or resident there), the
+occupancy asked of the compiler, and when to launch with programmatic dependent launch (PDL).
+The numbers here were measured on the H100 (bench/NOTES.md says which experiment chose each).
+"""
+
+import math
+from dataclasses import dataclass
+
+from .model import Heads, Primitive
+
+
+@dataclass(frozen=True)
+class Arch:
+    """What an architecture's SM holds: the limits that shapes are fitted to."""
+    name: str
+    smem_per_sm: int          # bytes of shared memory an SM
+    threads_per_sm: int
+    regs_per_sm: int          # 32-bit registers an SM
+    blocks_per_sm: int        # resident blocks an SM at most
+
+
+ARCHS = {a.name: a for a in (
+    Arch("sm_80", 164 * 1024, 2048, 65536, 32),
+    Arch("sm_90", 228 * 1024, 2048, 65536, 32),
+)}
+TARGET = ARCHS["sm_90"]       # the architecture the shapes are chosen for
+
+DEFAULT_BLOCK = 256
+MAX_ITEMS = 64                # items a thread, at most
+MAX_TILE_BYTES = 1024         # items x size a thread holds in registers at once
+SEGMENT_TILE_BYTES = 40 * 1024   # shared memory a segmented reduce's tile of folds and head marks may take
+STAGE_LIMIT = 44 * 1024       # static shared memory a scan block may spend on staging (48 KB in all)
+REDUCE_STAGE_LIMIT = 24 * 1024   # a reduce block's staging: 8 blocks an SM still fit
+PDL_MAX_BYTES = 4 << 20       # a commutative reduce launches with PDL up to this many input bytes
+ORDERED_PDL_MAX_BYTES = 16 << 20   # and an ordered one up to this many
+MAX_GRID = 2048               # bound on a reduce's blocks a launch (its workspace is sized from it)
+SLOT0 = 64                    # workspace word where a reduce's blocks' slots start (after the counter)
+WARP_STEPS = (1, 2, 4, 8, 16)    # shuffle distances of a warp's fold or scan
+
+
+# ---- tiles: what a thread holds
+
+
+def stage_chunks(words: int) -> int:
+    """16-byte chunks of shared memory a warp stages `words` 16-byte words a lane in: an odd count
+    puts a quarter warp's 16-byte accesses on distinct banks as it is; an even one needs one pad
+    chunk in eight."""
+    return 32 * words if words % 2 else 36 * words
+
+
+def words16(items: int, size: int) -> int:
+    """16-byte words a lane's run of `items` elements of `size` bytes spans, or 0 if not whole."""
+    return items * size // 16 if (items * size) % 16 == 0 else 0
+
+
+def resident_tile(prim: str, op, block: int, items: int) -> bool:
+    """Whether a scan-family instance keeps its tile's inputs in shared memory from load to store:
+    results written over the inputs (so of their type), whole 16-byte words a thread, for the
+    segmented forms a bit an item in 32, and the staging within the static limit."""
+    size = op.in_type.size
+    if (items * size) % 16 or stage_chunks(items * size // 16) * 16 * (block // 32) > STAGE_LIMIT:
+        return False
+    if prim in (Primitive.SCAN, Primitive.EXSCAN):
+        return op.out_type.c == op.in_type.c
+    if items > 32:
+        return False
+    if prim in (Primitive.SEGSCAN, Primitive.EXSEGSCAN):
+        return op.out_type.c == op.in_type.c
+    return prim == Primitive.SEGREDUCE and op.acc_type.c == op.in_type.c and 16 % size == 0
+
+
+def _held_type(inst):
+    """The type whose size sizes a thread's tile: a reduce's input; a scan's accumulator, or the
+    key where that is wider (keys ride along)."""
+    if inst.primitive == Primitive.REDUCE:
+        return inst.op.in_type
+    index = inst.index
+    return index if inst.heads == Heads.KEYS and index.size > inst.op.acc_type.size else inst.op.acc_type
+
+
+def _items_for(ty, thread_bytes: int) -> int:
+    return max(1, min(thread_bytes // 4, thread_bytes // ty.size))
+
+
+def items_problem(inst, items: int) -> str:
+    """Why `items` items a thread do not fit instance `inst` (its items ignored), or ''."""
+    ty = _held_type(inst)
+    if items < 1 or items > MAX_ITEMS:
+        return f"{items} items a thread is outside 1..{MAX_ITEMS}"
+    if items * ty.size > MAX_TILE_BYTES:
+        return f"{items} items of {ty.name} ({ty.size} bytes) is more than {MAX_TILE_BYTES} bytes a thread"
+    if inst.primitive != Primitive.REDUCE and items * inst.tile_op.acc_type.size > MAX_TILE_BYTES:
+        return (f"{items} items of {inst.tile_op.acc_type.size}-byte segmented accumulators"
+                f" is more than {MAX_TILE_BYTES} bytes a thread")
+    op, block = inst.op, inst.block
+    if (inst.primitive == Primitive.SEGREDUCE and not resident_tile(inst.primitive, op, block, items)
+            and block * items * (1 + op.acc_type.size) > SEGMENT_TILE_BYTES):
+        return (f"a segmented reduce keeps its tile's folds in shared memory: {block} x {items}"
+                f" x ({op.acc_type.size} + 1) bytes is more than {SEGMENT_TILE_BYTES}")
+    return ""
+
+
+def default_items(inst) -> int:
+    """Items a thread when the spec gives none."""
+    ty = _held_type(inst)
+    if inst.primitive == Primitive.REDUCE:
+        # 64 bytes a thread per step: four 16-byte loads in flight per lane, whatever the type
+        items = max(1, min(64, 64 // ty.size)) if ty.size <= 64 else 1
+    else:
+        # a whole tile of accumulators in registers: 64 bytes a thread; or, held in shared
+        # memory, 144 bytes (nine 16-byte words, no pad) where they fit, else 128, either twice
+        # the registers' or more.  Keyed: 112 (seven words), as the keys pass through registers too
+        items = _items_for(ty, 64)
+        sizes = (112,) if inst.heads == Heads.KEYS else (144, 128)
+        held = [n for n in (_items_for(ty, b) for b in sizes) if resident_tile(inst.primitive, inst.op, inst.block, n)]
+        items = held[0] if held else items
+    while items > 1 and items_problem(inst, items):
+        items //= 2           # e.g. a segmented reduce's folds of a block of 1024 threads
+    return items
+
+
+# ---- shapes: everything about an instance resolved at generation time
+
+
+@dataclass(frozen=True)
+class ReduceShape:
+    block: int
+    items: int
+    warps: int
+    warp_tile: int            # elements a warp's tile
+    unit: int                 # elements a block folds a step (commutative) or a warp's tile (ordered)
+    striped: bool             # commutative: lane-striped 16-byte words in block tiles
+    words: int                # 16-byte words a lane's items span (0: element by element)
+    per_word: int             # elements a 16-byte word (striped)
+    stage: int                # 16-byte chunks a warp turns its words through shared memory (0: none)
+    min_blocks: int           # resident blocks an SM asked of the compiler
+    pdl_max_bytes: int        # launches with PDL up to this many input bytes
+
+
+def reduce_shape(inst) -> ReduceShape:
+    op, size, ipt = inst.op, inst.op.in_type.size, inst.items
+    striped = op.commutative
+    if striped:
+        # a 16-byte word holds whole elements, and a lane's items are whole words
+        vec = ipt * size // 16 if (16 % size == 0 and (ipt * size) % 16 == 0) else 0
+        per_vec = 16 // size if vec else 0
+    else:
+        # a lane's items are consecutive: they load as whole 16-byte words
+        vec, per_vec = words16(ipt, size), 0
+    warps = inst.block // 32
+    # ordered: a lane's run of several 16-byte words comes in coalesced and turns through shared
+    # memory (load_blocked: one pad word in eight), where that fits in REDUCE_STAGE_LIMIT
+    stage = 36 * vec if not striped and vec >= 2 and 36 * vec * 16 * warps <= REDUCE_STAGE_LIMIT else 0
+    # Ask the compiler for at least half the SM's threads (unless the spec says): with no minimum,
+    # ptxas aims at full occupancy's 32 registers and, to stay there, issues the second half of a
+    # lane's 16-byte loads only after the first half is folded, a second memory round trip a tile
+    min_blocks = inst.blocks_per_sm or max(1, TARGET.threads_per_sm // 2 // inst.block)
+    # Programmatic dependent launch (bench/NOTES.md), on inputs up to PDL_MAX_BYTES, where the
+    # launch is a large part of the call.  The commutative reduce lets the next kernel in at its
+    # start; the ordered one only once its blocks have folded their runs (at its start it was slower:
+    # the next call's early blocks took SMs this one needed), so the next call's blocks fill the
+    # SMs during the blocks' hand-off
+    pdl_max = PDL_MAX_BYTES if striped else ORDERED_PDL_MAX_BYTES
+    return ReduceShape(inst.block, ipt, warps, 32 * ipt, (inst.block if striped else 32) * ipt, striped,
+                       vec, per_vec, stage, min_blocks, pdl_max)
+
+
+@dataclass(frozen=True)
+class ScanShape:
+    block: int
+    items: int
+    warps: int
+    words_in: int             # 16-byte words a lane's inputs span (0: element by element)
+    words_out: int            # ... its results (per-element primitives)
+    words_flags: int          # ... its head flags
+    words_keys: int           # ... its keys
+    stage: int                # 16-byte chunks a warp stages (0: none)
+    resident: bool            # the tile's inputs stay in shared memory from load to store
+    pad: bool                 # the staging has a pad chunk in eight
+    chunk: int                # 16-byte words a chunk of whole elements spans
+    elems_per_chunk: int
+    bulk_store: bool          # a warp's run of results stored by one bulk copy (TMA, sm_90)
+    min_blocks: int           # resident blocks an SM asked of the compiler (0: the compiler's choice)
+    pdl: bool                 # launches with programmatic dependent launch
+
+
+def scan_shape(inst) -> ScanShape:
+    """A scan tile: lane-blocked items, staged through shared memory where 16-byte words fit."""
+    op, ipt, warps = inst.op, inst.items, inst.block // 32
+    per_element = inst.primitive in (Primitive.SCAN, Primitive.EXSCAN, Primitive.SEGSCAN, Primitive.EXSEGSCAN)
+    vin = words16(ipt, op.in_type.size)
+    vout = words16(ipt, op.out_type.size) if per_element else 0
+    vflag = words16(ipt, 1) if inst.heads == Heads.FLAGS else 0
+    vkey = words16(ipt, inst.index.size) if inst.heads == Heads.KEYS else 0
+    stage = 36 * max(vin, vout, vflag, vkey)       # 32 words a lane-row, plus one pad word in eight
+    # resident tiles: the inputs stay in shared memory from load to store and are read a chunk of
+    # whole elements at a time; keys only pass through registers
+    size = op.in_type.size
+    resident = resident_tile(inst.primitive, op, inst.block, ipt)
+    if resident:
+        stage = stage_chunks(vin)
+    tile_smem = inst.block * ipt * (1 + op.acc_type.size) if inst.heads == Heads.OFFSETS else 0
+    if not resident and stage * 16 * warps > STAGE_LIMIT - tile_smem:
+        vin = vout = vflag = vkey = stage = 0
+    chunk = size // math.gcd(size, 16)
+    if resident:
+        # as many blocks as shared memory holds (1 KB a block is the system's), leaving each
+        # thread registers for a few accumulators (and, keyed, for its run of keys: at 32
+        # registers a 256 x 28 keyed tile spills and runs at 0.75 of copy, at 40 at 0.90)
+        smem = warps * stage * 16 + 2 * warps * inst.tile_op.acc_type.size + 64
+        regs = 24 + 4 * inst.tile_op.acc_type.words + (8 if inst.heads == Heads.KEYS else 0)
+        min_blocks = min(TARGET.blocks_per_sm, TARGET.threads_per_sm // inst.block,
+                         TARGET.smem_per_sm // (smem + 1024), TARGET.regs_per_sm // (inst.block * regs))
+    elif inst.tile_op.acc_type.words <= 2:
+        # narrow totals: ask for 3/4 of the SM's threads resident (register cap), which hides the
+        # look-back's latency; wide ones would spill, so the compiler chooses
+        min_blocks = min(TARGET.blocks_per_sm, TARGET.threads_per_sm * 3 // 4 // inst.block)
+    else:
+        min_blocks = 0
+    pad = stage != 32 * vin
+    # a warp's run of results, where it lies in shared memory as in global memory (no pad), is
+    # stored by one bulk copy (TMA, sm_90): 1.7% faster for a 4-byte scan at 2^28.  Not for
+    # accumulators wider than 8 bytes: there ptxas spilled under the register cap and the 2x2
+    # matrix scan ran 3% slower (bench/results/h100-2026-11-23-ab-bulk2.txt).  A segmented reduce
+    # by offsets stores no tile.
+    bulk_store = resident and not pad and inst.heads != Heads.OFFSETS and inst.tile_op.acc_type.words <= 2
+    return ScanShape(inst.block, ipt, warps, vin, vout, vflag, vkey, stage, resident, pad, chunk,
+                     chunk * 16 // size, bulk_store, inst.blocks_per_sm or min_blocks,
+                     # programmatic dependent launch, but not for segments by offsets (slower with it)
+                     pdl=inst.heads != Heads.OFFSETS)
