@@ -5,14 +5,13 @@
 #include <stdlib.h>
 #include <cuda_runtime_api.h>
 
-#define CHECK(call)                                                                     \
-    do {                                                                                \
-        cudaError_t err_ = (call);                                                      \
-        if (err_ != cudaSuccess) {                                                      \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,               \
-                    cudaGetErrorString(err_));                                          \
-            exit(1);                                                                    \
-        }                                                                               \
+#define CHECK(call)                                                                                                    \
+    do {                                                                                                               \
+        cudaError_t err_ = (call);                                                                                     \
+        if (err_ != cudaSuccess) {                                                                                     \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_));                   \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 /* A zeroed workspace of at least `bytes` (NULL when none is needed), per the header's contract. */
@@ -35,6 +34,10 @@ static inline unsigned long long rng(void)
     rng_state ^= rng_state >> 27;
     return rng_state * 0x2545F4914F6CDD1Dull;
 }
-static inline float rng_unit(void) { return (float)(rng() >> 40) / 16777216.0f; } /* [0, 1) */
+/* uniform in [0, 1) */
+static inline float rng_unit(void)
+{
+    return (float)(rng() >> 40) / 16777216.0f;
+}
 
 #endif

@@ -23,40 +23,65 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser():
-    p = _Parser(prog="assocgen",
-                description="Generate specialized CUDA C kernels (reduces, scans, segmented scans and "
-                            "reduces) and one C header from a spec.",
-                epilog="Exit codes: 0 done, 2 a mistake in the spec or the command line (nothing is "
-                       "written), 1 anything else.")
+    p = _Parser(
+        prog="assocgen",
+        description="Generate specialized CUDA C kernels (reduces, scans, segmented scans and "
+        "reduces) and one C header from a spec.",
+        epilog="Exit codes: 0 done, 2 a mistake in the spec or the command line (nothing is written), 1 anything else.",
+    )
     p.add_argument("spec", nargs="?", help="TOML spec file (optional if --prefix and --reduce or --scan are given)")
     p.add_argument("-o", "--out", default="generated", help="folder for the .cu sources (default: generated)")
     p.add_argument("--header-dir", help="folder for the header (default: the --out folder)")
     p.add_argument("--prefix", help="symbol prefix (overrides the spec's)")
-    p.add_argument("--reduce", action="append", default=[], metavar="OP:TYPE[:bBLOCK][:tITEMS]",
-                   help="add a reduce instance, e.g. sum:f32:b256:t16 (repeatable)")
-    p.add_argument("--scan", action="append", default=[], metavar="OP:TYPE[:bBLOCK][:tITEMS][:KIND]",
-                   help="add a scan instance, KIND inclusive (default) or exclusive, e.g. sum:f32:exclusive"
-                        " (repeatable)")
-    p.add_argument("--single-header", action="store_true",
-                   help="write one self-contained PREFIX.h: declarations, and every kernel behind "
-                        "#ifdef PREFIX_IMPLEMENTATION (define it in exactly one .cu file)")
-    p.add_argument("--ninja", metavar="FILE",
-                   help="also write Ninja build edges for the spec to FILE (regenerate, compile, archive "
-                        "into libPREFIX.a); include it with `subninja FILE`")
-    p.add_argument("--no-compile-check", action="store_true",
-                   help="do not compile the spec's C code (types, operators) with nvcc at generation")
+    p.add_argument(
+        "--reduce",
+        action="append",
+        default=[],
+        metavar="OP:TYPE[:bBLOCK][:tITEMS]",
+        help="add a reduce instance, e.g. sum:f32:b256:t16 (repeatable)",
+    )
+    p.add_argument(
+        "--scan",
+        action="append",
+        default=[],
+        metavar="OP:TYPE[:bBLOCK][:tITEMS][:KIND]",
+        help="add a scan instance, KIND inclusive (default) or exclusive, e.g. sum:f32:exclusive (repeatable)",
+    )
+    p.add_argument(
+        "--single-header",
+        action="store_true",
+        help="write one self-contained PREFIX.h: declarations, and every kernel behind "
+        "#ifdef PREFIX_IMPLEMENTATION (define it in exactly one .cu file)",
+    )
+    p.add_argument(
+        "--ninja",
+        metavar="FILE",
+        help="also write Ninja build edges for the spec to FILE (regenerate, compile, archive "
+        "into libPREFIX.a); include it with `subninja FILE`",
+    )
+    p.add_argument(
+        "--no-compile-check",
+        action="store_true",
+        help="do not compile the spec's C code (types, operators) with nvcc at generation",
+    )
     p.add_argument("--list", action="store_true", help="print the public and kernel names; write nothing")
     p.add_argument("--list-files", action="store_true", help="print the paths it would write; write nothing")
-    p.add_argument("--print-deps", action="store_true",
-                   help="print the generator's own files (templates, modules) that outputs depend on")
-    p.add_argument("--cmake-dir", action="store_true",
-                   help="print the folder of the CMake package (assocgen-config.cmake) and exit")
+    p.add_argument(
+        "--print-deps",
+        action="store_true",
+        help="print the generator's own files (templates, modules) that outputs depend on",
+    )
+    p.add_argument(
+        "--cmake-dir",
+        action="store_true",
+        help="print the folder of the CMake package (assocgen-config.cmake) and exit",
+    )
     p.add_argument("--version", action="version", version=f"assocgen {__version__}")
     return p
 
 
 def main(argv=None) -> int:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 (run from a source tree, not installed)
         print("error: assocgen needs Python 3.11 or newer", file=sys.stderr)
         return EXIT_FAILED
     try:
@@ -70,7 +95,7 @@ def main(argv=None) -> int:
         try:
             args = _parser().parse_args(argv)
         except _UsageError as e:
-            raise SpecError("command line", "", str(e))
+            raise SpecError("command line", "", str(e)) from None
         if args.cmake_dir:
             print(emit.PACKAGE_DIR / "cmake")
             return EXIT_OK

@@ -10,15 +10,15 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class CType:
-    name: str                 # spec / function-name spelling: f32, u8, mat2u
-    c: str                    # C spelling: float, uint8_t, mat2u
-    size: int                 # bytes, as sizeof() gives it (checked at compile time for user types)
-    kind: str                 # "int", "uint", "float" or "struct"
-    definition: str = ""      # C text that defines the type (user and generated struct types)
-    public: bool = True       # defined in the header (True) or only inside the .cu (False)
-    literal_min: str = ""     # most negative value, as a C expression (numeric types)
-    literal_max: str = ""     # most positive value, as a C expression (numeric types)
-    wide: str = ""            # unsigned type wide enough for wrapping + and * (integers)
+    name: str  # spec / function-name spelling: f32, u8, mat2u
+    c: str  # C spelling: float, uint8_t, mat2u
+    size: int  # bytes, as sizeof() gives it (checked at compile time for user types)
+    kind: str  # "int", "uint", "float" or "struct"
+    definition: str = ""  # C text that defines the type (user and generated struct types)
+    public: bool = True  # defined in the header (True) or only inside the .cu (False)
+    literal_min: str = ""  # most negative value, as a C expression (numeric types)
+    literal_max: str = ""  # most positive value, as a C expression (numeric types)
+    wide: str = ""  # unsigned type wide enough for wrapping + and * (integers)
     notes: tuple = field(default=())
 
     @property

@@ -8,17 +8,19 @@ from enum import StrEnum
 
 class Primitive(StrEnum):
     """What an instance computes (the values are the names' spelling in kernel names)."""
+
     REDUCE = "reduce"
-    SCAN = "scan"                      # inclusive
-    EXSCAN = "exscan"                  # exclusive
+    SCAN = "scan"  # inclusive
+    EXSCAN = "exscan"  # exclusive
     SEGSCAN = "segscan"
     EXSEGSCAN = "exsegscan"
-    SEGREDUCE = "segreduce"            # by offsets
+    SEGREDUCE = "segreduce"  # by offsets
     REDUCE_BY_KEY = "reduce_by_key"
 
 
 class Heads(StrEnum):
     """Where a segmented primitive's segments start (NONE: not segmented; false in a condition)."""
+
     NONE = ""
     FLAGS = "flags"
     KEYS = "keys"

@@ -8,7 +8,6 @@ variables of the file that includes it: `nvcc` (the compiler) and `nvflags` (its
 only the files whose bytes change.
 """
 
-import os
 import shlex
 from pathlib import Path
 
@@ -87,9 +86,16 @@ def fragment(spec, args, targets: dict, path: Path) -> str:
             "  description = AR $out",
             "",
         ]
-        lines += [f"build {_path(o)}: assocgen_{p}_nvcc {_path(s)} | {_path(header)}" for s, o in zip(sources, objects)]
-        lines += ["", f"build {_path(lib)}: assocgen_{p}_ar $", "  " + " $\n  ".join(_path(o) for o in objects),
-                  f"build assocgen-{p}: phony {_path(lib)}"]
+        lines += [
+            f"build {_path(o)}: assocgen_{p}_nvcc {_path(s)} | {_path(header)}"
+            for s, o in zip(sources, objects, strict=True)
+        ]
+        lines += [
+            "",
+            f"build {_path(lib)}: assocgen_{p}_ar $",
+            "  " + " $\n  ".join(_path(o) for o in objects),
+            f"build assocgen-{p}: phony {_path(lib)}",
+        ]
     else:
         lines += ["", f"build assocgen-{p}: phony {_path(header)}"]
     return "\n".join(lines) + "\n"

@@ -77,23 +77,24 @@ def _minmax(which):
         else:
             body = _ret("b < a ? b : a") if which == "min" else _ret("a < b ? b : a")
         ident = t.literal_max if which == "min" else t.literal_min
-        return Operator(which, t, t, t, body, _ret(ident), True,
-                        summary="minimum" if which == "min" else "maximum")
+        return Operator(which, t, t, t, body, _ret(ident), True, summary="minimum" if which == "min" else "maximum")
+
     return make
 
 
 def _bitwise(which, sym, ident):
     def make(prefix, t):
-        return Operator(which, t, t, t, _ret(f"({t.c})(a {sym} b)"), _ret(ident.format(c=t.c)), True,
-                        summary=f"bitwise {which}")
+        return Operator(
+            which, t, t, t, _ret(f"({t.c})(a {sym} b)"), _ret(ident.format(c=t.c)), True, summary=f"bitwise {which}"
+        )
+
     return make
 
 
 def arg_type(prefix, t):
     """The (value, index) pair that argmin/argmax return; public, declared in the header."""
     name = f"{prefix}_arg_{t.name}"
-    definition = (f"typedef struct {{ {t.c} value; int64_t index; }} {name};"
-                  f"  /* index -1: empty input */")
+    definition = f"typedef struct {{ {t.c} value; int64_t index; }} {name};  /* index -1: empty input */"
     return struct_type(name, name, 16 if t.size <= 8 else t.size + 8, definition)
 
 
@@ -102,31 +103,55 @@ def _arg(which):
         pair = arg_type(prefix, t)
         better = "b.value < a.value" if which == "min" else "a.value < b.value"
         # Ties go to the lower index; the identity's index -1 compares as the largest.
-        combine = (f"if ({better} || (b.value == a.value && (uint64_t)b.index < (uint64_t)a.index))"
-                   f" return b;\n    return a;")
+        combine = (
+            f"if ({better} || (b.value == a.value && (uint64_t)b.index < (uint64_t)a.index)) return b;\n    return a;"
+        )
         ident_value = t.literal_max if which == "min" else t.literal_min
         identity = f"{pair.c} r; r.value = {ident_value}; r.index = -1; return r;"
         lift = f"{pair.c} r; r.value = x; r.index = (int64_t)i; return r;"
-        return Operator(f"arg{which}", t, pair, pair, combine, identity, True, lift=lift,
-                        summary=f"arg{which}: (value, lowest index of it)")
+        return Operator(
+            f"arg{which}",
+            t,
+            pair,
+            pair,
+            combine,
+            identity,
+            True,
+            lift=lift,
+            summary=f"arg{which}: (value, lowest index of it)",
+        )
+
     return make
 
 
 def _ksum(prefix, t):
     """Kahan-Babuska / Neumaier compensated sum: a running sum and its lost low-order part."""
-    name = f"{prefix}_ksum_{t.name}"   # public: an exclusive scan's init has this type
-    acc = struct_type(name, name, 2 * t.size,
-                      f"typedef struct {{ {t.c} sum; {t.c} err; }} {name};  /* value: sum + err */")
-    combine = (f"{name} r;\n"
-               f"    r.sum = a.sum + b.sum;\n"
-               f"    /* the low-order bits the addition dropped, recovered exactly (Neumaier) */\n"
-               f"    {t.c} lost = fabs(a.sum) >= fabs(b.sum) ? (a.sum - r.sum) + b.sum : (b.sum - r.sum) + a.sum;\n"
-               f"    r.err = (a.err + b.err) + lost;\n"
-               f"    return r;")
+    name = f"{prefix}_ksum_{t.name}"  # public: an exclusive scan's init has this type
+    acc = struct_type(
+        name, name, 2 * t.size, f"typedef struct {{ {t.c} sum; {t.c} err; }} {name};  /* value: sum + err */"
+    )
+    combine = (
+        f"{name} r;\n"
+        f"    r.sum = a.sum + b.sum;\n"
+        f"    /* the low-order bits the addition dropped, recovered exactly (Neumaier) */\n"
+        f"    {t.c} lost = fabs(a.sum) >= fabs(b.sum) ? (a.sum - r.sum) + b.sum : (b.sum - r.sum) + a.sum;\n"
+        f"    r.err = (a.err + b.err) + lost;\n"
+        f"    return r;"
+    )
     identity = f"{name} r; r.sum = 0; r.err = 0; return r;"
     lift = f"{name} r; r.sum = x; r.err = 0; return r;"
-    return Operator("ksum", t, acc, t, combine, identity, True, lift=lift,
-                    finalize="return r.sum + r.err;", summary="compensated (Neumaier) sum")
+    return Operator(
+        "ksum",
+        t,
+        acc,
+        t,
+        combine,
+        identity,
+        True,
+        lift=lift,
+        finalize="return r.sum + r.err;",
+        summary="compensated (Neumaier) sum",
+    )
 
 
 INTEGERS = tuple(n for n, t in BUILTIN_TYPES.items() if t.is_integer)
@@ -166,18 +191,39 @@ def segmented(op: Operator, counted: bool = False) -> Operator:
     name = f"seg{'c' if counted else ''}_{acc.name}"
     # 8-byte aligned whatever the value's own alignment (up to 8), so the size is known here
     size = ((acc.size + 3) // 4 * 4 + 4 + 7) // 8 * 8 + (8 if counted else 0)
-    t = struct_type(name, name, size,
-                    f"typedef struct __align__(8) {{ {acc.c} v; uint32_t head; "
-                    f"{'uint64_t count; ' if counted else ''}}} {name};"
-                    f"  /* a segment's fold so far; head: a segment starts inside{'; count: heads' if counted else ''} */",
-                    public=False)
-    combine = (f"{name} r;\n"
-               f"    r.v = b.head ? b.v : op_combine(a.v, b.v);\n"
-               f"    r.head = a.head | b.head;\n" + ("    r.count = a.count + b.count;\n" if counted else "") +
-               f"    return r;")
-    identity = (f"{name} r;\n    r.v = op_identity();\n    r.head = 0;\n" +
-                ("    r.count = 0;\n" if counted else "") + "    return r;")
-    lift = (f"{name} r;\n    r.v = op_lift(x, i);\n    r.head = head;\n" +
-            ("    r.count = head;\n" if counted else "") + "    return r;")
-    return Operator(f"seg_{op.name}", op.in_type, t, op.out_type, combine, identity, False, lift=lift,
-                    finalize="return op_finalize(r.v);", summary=f"segmented {op.summary}")
+    t = struct_type(
+        name,
+        name,
+        size,
+        f"typedef struct __align__(8) {{ {acc.c} v; uint32_t head; "
+        f"{'uint64_t count; ' if counted else ''}}} {name};"
+        f"  /* a segment's fold so far; head: a segment starts inside{'; count: heads' if counted else ''} */",
+        public=False,
+    )
+    combine = (
+        f"{name} r;\n"
+        f"    r.v = b.head ? b.v : op_combine(a.v, b.v);\n"
+        f"    r.head = a.head | b.head;\n" + ("    r.count = a.count + b.count;\n" if counted else "") + "    return r;"
+    )
+    identity = (
+        f"{name} r;\n    r.v = op_identity();\n    r.head = 0;\n"
+        + ("    r.count = 0;\n" if counted else "")
+        + "    return r;"
+    )
+    lift = (
+        f"{name} r;\n    r.v = op_lift(x, i);\n    r.head = head;\n"
+        + ("    r.count = head;\n" if counted else "")
+        + "    return r;"
+    )
+    return Operator(
+        f"seg_{op.name}",
+        op.in_type,
+        t,
+        op.out_type,
+        combine,
+        identity,
+        False,
+        lift=lift,
+        finalize="return op_finalize(r.v);",
+        summary=f"segmented {op.summary}",
+    )

@@ -34,10 +34,12 @@ def _c_probe(spec: Spec) -> str:
         if code.kind == "type":
             parts.append(_at(code.key) + code.text + "\n")
     for n, code in enumerate(c for c in spec.user_code if c.kind == "identity"):
-        init = code.text[:code.text.rindex("return")].strip()        # `T r = {...};`
-        parts.append(f'#line 1 "assocgen-probe"\nvoid assocgen_probe_{n}(void);\n'
-                     f"void assocgen_probe_{n}(void)\n{{\n{_at(code.key)}{init}\n"
-                     f'#line 1 "assocgen-probe"\n(void)r;\n}}\n')
+        init = code.text[: code.text.rindex("return")].strip()  # `T r = {...};`
+        parts.append(
+            f'#line 1 "assocgen-probe"\nvoid assocgen_probe_{n}(void);\n'
+            f"void assocgen_probe_{n}(void)\n{{\n{_at(code.key)}{init}\n"
+            f'#line 1 "assocgen-probe"\n(void)r;\n}}\n'
+        )
     return "".join(parts)
 
 
@@ -47,8 +49,10 @@ def _cuda_probe(spec: Spec) -> str:
         if code.kind == "type":
             t = code.type
             parts.append(_at(code.key) + code.text + "\n")
-            parts.append(_at(code.key.replace(": c", ": size")) +
-                         f'static_assert(sizeof({t.c}) == {t.size}, "sizeof({t.c}) is not the spec\'s size, {t.size}");\n')
+            parts.append(
+                _at(code.key.replace(": c", ": size"))
+                + f'static_assert(sizeof({t.c}) == {t.size}, "sizeof({t.c}) is not the spec\'s size, {t.size}");\n'
+            )
     for n, code in enumerate(spec.user_code):
         acc = code.type.c if code.type is not None else ""
         head = {
@@ -58,13 +62,16 @@ def _cuda_probe(spec: Spec) -> str:
         }.get(code.kind)
         if head is None:
             continue
-        use = {"identity": "assocgen_f{n}()", "combine": "assocgen_f{n}(r[0], r[1])",
-               "lift": "assocgen_f{n}(x[0], 0)"}[code.kind].format(n=n)
+        use = {"identity": "assocgen_f{n}()", "combine": "assocgen_f{n}(r[0], r[1])", "lift": "assocgen_f{n}(x[0], 0)"}[
+            code.kind
+        ].format(n=n)
         in_c = code.in_type.c if code.in_type else acc
-        parts.append(f'#line 1 "assocgen-probe"\n{head}\n{{\n    (void){"i" if code.kind == "lift" else "0"};\n'
-                     f"{_at(code.key)}{code.text}\n"
-                     f'#line 1 "assocgen-probe"\n}}\n'
-                     f"__global__ void assocgen_k{n}(const {in_c} *x, {acc} *r) {{ (void)x; r[2] = {use}; }}\n")
+        parts.append(
+            f'#line 1 "assocgen-probe"\n{head}\n{{\n    (void){"i" if code.kind == "lift" else "0"};\n'
+            f"{_at(code.key)}{code.text}\n"
+            f'#line 1 "assocgen-probe"\n}}\n'
+            f"__global__ void assocgen_k{n}(const {in_c} *x, {acc} *r) {{ (void)x; r[2] = {use}; }}\n"
+        )
     return "".join(parts)
 
 
@@ -83,8 +90,9 @@ def _run(cmd, source: str, name: str):
         path = Path(d) / name
         path.write_text(source)
         try:
-            r = subprocess.run([*cmd, str(path)], cwd=d, capture_output=True, text=True, timeout=300,
-                               env={**os.environ, "LC_ALL": "C"})
+            r = subprocess.run(
+                [*cmd, str(path)], cwd=d, capture_output=True, text=True, timeout=300, env={**os.environ, "LC_ALL": "C"}
+            )
         except (OSError, subprocess.TimeoutExpired) as e:
             return None, str(e)
         return r, ""
@@ -105,13 +113,20 @@ def check(spec: Spec) -> str:
 
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc:
-        r, _ = _run([cc, "-std=c11", "-pedantic-errors", "-Werror=missing-field-initializers", "-fsyntax-only"],
-                    _c_probe(spec), "probe.c")
+        r, _ = _run(
+            [cc, "-std=c11", "-pedantic-errors", "-Werror=missing-field-initializers", "-fsyntax-only"],
+            _c_probe(spec),
+            "probe.c",
+        )
         if r is not None and r.returncode != 0:
             # a type must be C; of an identity, only its count of fields is C's to judge here
             # (it may use what only CUDA has: nvcc judges the rest)
-            found = _first_error(r.stderr, _C_ERROR, keys, lambda key, message: key.endswith(": c") or re.search(
-                r"excess elements|missing initializer", message))
+            found = _first_error(
+                r.stderr,
+                _C_ERROR,
+                keys,
+                lambda key, message: key.endswith(": c") or re.search(r"excess elements|missing initializer", message),
+            )
             if found:
                 fail(found)
     else:
@@ -126,11 +141,15 @@ def check(spec: Spec) -> str:
             if found:
                 fail(found)
             other = _NVCC_ERROR.search(r.stdout + r.stderr)
-            if other:    # in the probe's own lines, around the user's code (a type that cannot be copied)
+            if other:  # in the probe's own lines, around the user's code (a type that cannot be copied)
                 raise SpecError(spec.source, "operator", f"the operators' C code does not compile: {other.group(3)}")
             tail = (r.stdout + r.stderr).strip().splitlines()
-            skipped.append("nvcc could not check the operators' C code (" + (tail[0] if tail else f"exit {r.returncode}") + ")")
+            skipped.append(
+                "nvcc could not check the operators' C code (" + (tail[0] if tail else f"exit {r.returncode}") + ")"
+            )
     else:
-        skipped.append("nvcc is not on the PATH: the operators' C code was not compiled at generation "
-                       "(nvcc will report its errors when it builds the sources)")
+        skipped.append(
+            "nvcc is not on the PATH: the operators' C code was not compiled at generation "
+            "(nvcc will report its errors when it builds the sources)"
+        )
     return "; ".join(skipped)

@@ -42,8 +42,8 @@ import tomllib
 from dataclasses import dataclass, field
 
 from . import tuning
-from .model import Heads, Primitive, ScanKind
 from .ctypes_ import BUILTIN_TYPES, CType, struct_type
+from .model import Heads, Primitive, ScanKind
 from .operators import BUILTIN_OPERATORS, INTEGERS, Operator, builtin, segmented
 
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -60,6 +60,7 @@ class SpecError(Exception):
 @dataclass(frozen=True)
 class Instance:
     """One kernel to generate: which primitive, what it computes and how it is shaped."""
+
     prefix: str
     primitive: Primitive
     op: Operator
@@ -67,14 +68,16 @@ class Instance:
     items: int
     public_name: str
     heads: Heads = Heads.NONE
-    index: CType = None       # the key type (heads = "keys") or the offset type (heads = "offsets")
-    blocks_per_sm: int = 0    # resident blocks an SM to ask of the compiler (0: chosen here)
+    index: CType = None  # the key type (heads = "keys") or the offset type (heads = "offsets")
+    blocks_per_sm: int = 0  # resident blocks an SM to ask of the compiler (0: chosen here)
 
     @property
     def kernel_name(self) -> str:
         # The internal name encodes every parameter; the public one stays short and stable.
-        return (f"{self.prefix}_k_{self.primitive}_{self.op.name}_{self.op.in_type.name}{self.index_suffix}"
-                f"_b{self.block}_t{self.items}")
+        return (
+            f"{self.prefix}_k_{self.primitive}_{self.op.name}_{self.op.in_type.name}{self.index_suffix}"
+            f"_b{self.block}_t{self.items}"
+        )
 
     @property
     def index_suffix(self) -> str:
@@ -113,51 +116,79 @@ class Instance:
 @dataclass
 class Spec:
     prefix: str
-    source: str               # where the spec came from, for error messages only
+    source: str  # where the spec came from, for error messages only
     user_types: list
     user_operators: dict
     instances: list
-    digest: str = ""          # a hash of the spec's content: what generated files are stamped with
-    user_code: list = field(default_factory=list)   # [UserCode]: the C the spec brings, by key
+    digest: str = ""  # a hash of the spec's content: what generated files are stamped with
+    user_code: list = field(default_factory=list)  # [UserCode]: the C the spec brings, by key
 
 
 @dataclass(frozen=True)
 class UserCode:
     """A piece of the spec's own C (a type's definition, an operator's function), with the key it
     came from, so a compiler's error in it can be reported against that key."""
-    key: str                  # e.g. "operator 'compose': combine"
-    kind: str                 # "type", "identity", "combine" or "lift"
-    text: str                 # the C definition, or the function body as generated
-    type: object = None       # CType: the type defined (type), or the accumulator (functions)
-    in_type: object = None    # CType: a lift's input
+
+    key: str  # e.g. "operator 'compose': combine"
+    kind: str  # "type", "identity", "combine" or "lift"
+    text: str  # the C definition, or the function body as generated
+    type: object = None  # CType: the type defined (type), or the accumulator (functions)
+    in_type: object = None  # CType: a lift's input
 
 
 # Names a user type must not take: C and C++ keywords, the standard and CUDA typedefs that the
 # header and the sources see, and names reserved to the implementation (checked by _reserved).
-C_KEYWORDS = set("""auto break case char const continue default do double else enum extern float for goto if
+C_KEYWORDS = set(
+    """auto break case char const continue default do double else enum extern float for goto if
 inline int long register restrict return short signed sizeof static struct switch typedef union unsigned void
 volatile while bool true false alignas alignof static_assert thread_local nullptr constexpr typeof
 typeof_unqual asm catch class const_cast delete dynamic_cast explicit export friend mutable namespace new
 noexcept operator private protected public reinterpret_cast static_cast template this throw try typeid
 typename using virtual wchar_t char8_t char16_t char32_t concept consteval constinit co_await co_return
-co_yield decltype requires and or not xor bitand bitor compl and_eq or_eq not_eq xor_eq""".split())
-STANDARD_TYPEDEFS = set("""size_t ssize_t ptrdiff_t max_align_t nullptr_t intmax_t uintmax_t intptr_t uintptr_t
+co_yield decltype requires and or not xor bitand bitor compl and_eq or_eq not_eq xor_eq""".split()
+)
+STANDARD_TYPEDEFS = (
+    set(
+        """size_t ssize_t ptrdiff_t max_align_t nullptr_t intmax_t uintmax_t intptr_t uintptr_t
 FILE va_list off_t time_t clock_t div_t ldiv_t lldiv_t float_t double_t fpos_t errno_t wint_t mbstate_t
 half dim3 cudaError_t cudaStream_t cudaEvent_t cudaGraph_t cudaGraphExec_t
-cudaLaunchConfig_t cudaLaunchAttribute""".split()) | {
-    f"{kind}{bits}_t" for kind in ("int", "uint", "int_least", "uint_least", "int_fast", "uint_fast")
-    for bits in (8, 16, 32, 64)} | {
-    f"{base}{n}" for base in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong",
-                              "ulonglong", "float", "double") for n in (1, 2, 3, 4)}
+cudaLaunchConfig_t cudaLaunchAttribute""".split()
+    )
+    | {
+        f"{kind}{bits}_t"
+        for kind in ("int", "uint", "int_least", "uint_least", "int_fast", "uint_fast")
+        for bits in (8, 16, 32, 64)
+    }
+    | {
+        f"{base}{n}"
+        for base in (
+            "char",
+            "uchar",
+            "short",
+            "ushort",
+            "int",
+            "uint",
+            "long",
+            "ulong",
+            "longlong",
+            "ulonglong",
+            "float",
+            "double",
+        )
+        for n in (1, 2, 3, 4)
+    }
+)
 # Headers a prefix must not name: its PREFIX.h would shadow them for code compiled with -I on
 # the output folder (the C standard's, POSIX's most used, and the CUDA Toolkit's)
-SHADOWED_HEADERS = set("""assert complex ctype errno fenv float inttypes iso646 limits locale math setjmp signal
+SHADOWED_HEADERS = set(
+    """assert complex ctype errno fenv float inttypes iso646 limits locale math setjmp signal
 stdalign stdarg stdatomic stdbit stdbool stdckdint stddef stdint stdio stdlib stdnoreturn string tgmath threads
 time uchar wchar wctype unistd pthread fcntl strings malloc alloca memory dirent dlfcn sched semaphore
 cuda cuda_runtime cuda_runtime_api driver_types vector_types builtin_types host_defines device_types
 surface_types texture_types channel_descriptor cuda_fp16 cuda_bf16 cuda_fp8 cuComplex math_constants
 device_functions device_launch_parameters library_types nccl cublas cublas_v2 cufft curand cusparse nvrtc
-crt sm_20_atomic_functions""".split())
+crt sm_20_atomic_functions""".split()
+)
 
 
 def _reserved(name: str) -> str:
@@ -202,8 +233,12 @@ class _Table:
             "str|list": isinstance(v, str) or (isinstance(v, list) and v and all(isinstance(x, str) for x in v)),
         }[kind]
         if not ok:
-            want = {"str": "a string", "int": "an integer", "bool": "true or false",
-                    "str|list": "a string or a non-empty list of strings"}[kind]
+            want = {
+                "str": "a string",
+                "int": "an integer",
+                "bool": "true or false",
+                "str|list": "a string or a non-empty list of strings",
+            }[kind]
             self.fail(k, f"expected {want}, got {_kind(v)}")
         return v
 
@@ -220,8 +255,14 @@ class _Table:
 
 
 def _kind(v):
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-            list: "a list", dict: "a table"}.get(type(v), type(v).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a table",
+    }.get(type(v), type(v).__name__)
 
 
 def _check_block(t: _Table, k, v):
@@ -280,8 +321,20 @@ def _read_operators(source, data, types, code):
     ops = {}
     for n, raw in enumerate(data):
         t = _Table(source, f"operator[{n}]", raw)
-        t.no_other_keys({"name", "type", "identity", "commutative", "combine", "combine_body",
-                         "input", "lift", "lift_body", "summary"})
+        t.no_other_keys(
+            {
+                "name",
+                "type",
+                "identity",
+                "commutative",
+                "combine",
+                "combine_body",
+                "input",
+                "lift",
+                "lift_body",
+                "summary",
+            }
+        )
         name = t.ident("name")
         if name in BUILTIN_OPERATORS or name in ops:
             t.fail("name", f"operator {name!r} is already defined")
@@ -303,7 +356,7 @@ def _read_operators(source, data, types, code):
             in_type = types[in_name]
             lift = _body(t, "lift", "lift_body", "x and its index i")
         elif t.get("lift", "str") is not None or t.get("lift_body", "str") is not None:
-            t.fail("lift", "needs input = \"<type>\" (the type of the array elements)")
+            t.fail("lift", 'needs input = "<type>" (the type of the array elements)')
         identity = f"{acc.c} r = {ident}; return r;"
         summary = t.get("summary", "str", default=name)
         if re.search(r"/\*|\*/|[\x00-\x1f\x7f]", summary):
@@ -311,11 +364,11 @@ def _read_operators(source, data, types, code):
         ops[name] = Operator(name, in_type, acc, acc, combine, identity, commutative, lift=lift, summary=summary)
         where = f"operator {name!r}"
         code.append(UserCode(f"{where}: identity", "identity", identity, acc))
-        code.append(UserCode(f"{where}: {'combine' if 'combine' in t.data else 'combine_body'}", "combine",
-                             combine, acc))
+        code.append(
+            UserCode(f"{where}: {'combine' if 'combine' in t.data else 'combine_body'}", "combine", combine, acc)
+        )
         if in_name is not None:
-            code.append(UserCode(f"{where}: {'lift' if 'lift' in t.data else 'lift_body'}", "lift", lift, acc,
-                                 in_type))
+            code.append(UserCode(f"{where}: {'lift' if 'lift' in t.data else 'lift_body'}", "lift", lift, acc, in_type))
     return ops
 
 
@@ -358,7 +411,7 @@ def _primitives(table_kind, t: _Table, types):
     kinds = _expand(t, "kind") if "kind" in t.data else [ScanKind.INCLUSIVE]
     for k in kinds:
         if k not in tuple(ScanKind):
-            t.fail("kind", f"{k!r} is neither \"inclusive\" nor \"exclusive\"")
+            t.fail("kind", f'{k!r} is neither "inclusive" nor "exclusive"')
     exclusive = {k: k == ScanKind.EXCLUSIVE for k in kinds}
     if table_kind == "scan":
         return [(Primitive.EXSCAN if exclusive[k] else Primitive.SCAN, Heads.NONE, None) for k in kinds]
@@ -415,7 +468,9 @@ def _read_instances(table_kind, source, entries, prefix, types, user_ops):
                     if tn not in types:
                         t.fail("type", f"unknown type {tn!r} (known: {', '.join(types)})")
                     if tn not in allowed:
-                        t.fail("type", f"operator {op_name!r} does not apply to {tn!r} (it takes: {', '.join(allowed)})")
+                        t.fail(
+                            "type", f"operator {op_name!r} does not apply to {tn!r} (it takes: {', '.join(allowed)})"
+                        )
                     combos.append(builtin(prefix, op_name, types[tn]))
             else:
                 known = list(BUILTIN_OPERATORS) + list(user_ops)
@@ -436,7 +491,7 @@ def _read_instances(table_kind, source, entries, prefix, types, user_ops):
                     if problem:
                         t.fail("items", problem)
                 public = _public_name(prefix, prim, op, heads, index)
-                if name is not None:   # the prefix is added unless the name already has it
+                if name is not None:  # the prefix is added unless the name already has it
                     public = name if name.startswith(prefix + "_") else f"{prefix}_{name}"
                 out.append((t, Instance(prefix, prim, op, block, items, public, heads, index, per_sm)))
     return out
@@ -480,15 +535,23 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
         cli_entries = [(f"--{kind} {text}", parse_cli_entry(kind, text)) for k, text in extra if k == kind]
         instances += _read_instances(kind, "command line", cli_entries, prefix, types, user_ops)
     if not instances:
-        raise SpecError(source, "reduce", "the spec asks for no kernel (add a [[reduce]], [[scan]], [[segscan]] or [[segreduce]] table, or --reduce / --scan)")
+        raise SpecError(
+            source,
+            "reduce",
+            "the spec asks for no kernel (add a [[reduce]], [[scan]], [[segscan]] or [[segreduce]] table, "
+            "or --reduce / --scan)",
+        )
 
     # every name the header declares, and which table asked for it: no two may be the same
     owner = {ty.name: f"type[{n}]" for n, ty in enumerate(user_types)}
     for t, inst in instances:
-        for ty in inst.op.extra_types:          # pair and accumulator structs of builtin operators
+        for ty in inst.op.extra_types:  # pair and accumulator structs of builtin operators
             if ty not in user_types and owner.get(ty.name, "generated") != "generated":
-                raise SpecError(source, f"{owner[ty.name]}.name",
-                                f"{ty.name!r} is also the type the generator declares for {t.where}")
+                raise SpecError(
+                    source,
+                    f"{owner[ty.name]}.name",
+                    f"{ty.name!r} is also the type the generator declares for {t.where}",
+                )
             owner.setdefault(ty.name, "generated")
         for symbol in inst.symbols:
             if symbol in owner:
@@ -512,21 +575,23 @@ def load(path, extra=(), prefix_override=None) -> Spec:
         with open(path, "rb") as f:
             data = tomllib.load(f)
     except FileNotFoundError:
-        raise SpecError(source, "", "no such file")
+        raise SpecError(source, "", "no such file") from None
     except IsADirectoryError:
-        raise SpecError(source, "", "is a directory, not a spec file")
+        raise SpecError(source, "", "is a directory, not a spec file") from None
     except PermissionError:
-        raise SpecError(source, "", "cannot be read (permission denied)")
+        raise SpecError(source, "", "cannot be read (permission denied)") from None
     except UnicodeDecodeError as e:
-        raise SpecError(source, "", f"is not UTF-8 text ({e.reason})")
+        raise SpecError(source, "", f"is not UTF-8 text ({e.reason})") from None
     except tomllib.TOMLDecodeError as e:
-        raise SpecError(source, "", f"not valid TOML: {e}")
+        raise SpecError(source, "", f"not valid TOML: {e}") from None
     return parse(data, source, extra, prefix_override)
 
 
-CLI_KINDS = ("reduce", "scan")    # tables the command line can add to, as --reduce / --scan
-CLI_FORMS = {"reduce": "OP:TYPE[:bBLOCK][:tITEMS], e.g. sum:f32:b256:t16",
-             "scan": "OP:TYPE[:bBLOCK][:tITEMS][:inclusive|:exclusive], e.g. sum:f32:b256:exclusive"}
+CLI_KINDS = ("reduce", "scan")  # tables the command line can add to, as --reduce / --scan
+CLI_FORMS = {
+    "reduce": "OP:TYPE[:bBLOCK][:tITEMS], e.g. sum:f32:b256:t16",
+    "scan": "OP:TYPE[:bBLOCK][:tITEMS][:inclusive|:exclusive], e.g. sum:f32:b256:exclusive",
+}
 
 
 def parse_cli_entry(kind: str, text: str) -> dict:

@@ -16,30 +16,34 @@ from .model import Heads, Primitive
 @dataclass(frozen=True)
 class Arch:
     """What an architecture's SM holds: the limits that shapes are fitted to."""
+
     name: str
-    smem_per_sm: int          # bytes of shared memory an SM
+    smem_per_sm: int  # bytes of shared memory an SM
     threads_per_sm: int
-    regs_per_sm: int          # 32-bit registers an SM
-    blocks_per_sm: int        # resident blocks an SM at most
+    regs_per_sm: int  # 32-bit registers an SM
+    blocks_per_sm: int  # resident blocks an SM at most
 
 
-ARCHS = {a.name: a for a in (
-    Arch("sm_80", 164 * 1024, 2048, 65536, 32),
-    Arch("sm_90", 228 * 1024, 2048, 65536, 32),
-)}
-TARGET = ARCHS["sm_90"]       # the architecture the shapes are chosen for
+ARCHS = {
+    a.name: a
+    for a in (
+        Arch("sm_80", 164 * 1024, 2048, 65536, 32),
+        Arch("sm_90", 228 * 1024, 2048, 65536, 32),
+    )
+}
+TARGET = ARCHS["sm_90"]  # the architecture the shapes are chosen for
 
 DEFAULT_BLOCK = 256
-MAX_ITEMS = 64                # items a thread, at most
-MAX_TILE_BYTES = 1024         # items x size a thread holds in registers at once
-SEGMENT_TILE_BYTES = 40 * 1024   # shared memory a segmented reduce's tile of folds and head marks may take
-STAGE_LIMIT = 44 * 1024       # static shared memory a scan block may spend on staging (48 KB in all)
-REDUCE_STAGE_LIMIT = 24 * 1024   # a reduce block's staging: 8 blocks an SM still fit
-PDL_MAX_BYTES = 4 << 20       # a commutative reduce launches with PDL up to this many input bytes
-ORDERED_PDL_MAX_BYTES = 16 << 20   # and an ordered one up to this many
-MAX_GRID = 2048               # bound on a reduce's blocks a launch (its workspace is sized from it)
-SLOT0 = 64                    # workspace word where a reduce's blocks' slots start (after the counter)
-WARP_STEPS = (1, 2, 4, 8, 16)    # shuffle distances of a warp's fold or scan
+MAX_ITEMS = 64  # items a thread, at most
+MAX_TILE_BYTES = 1024  # items x size a thread holds in registers at once
+SEGMENT_TILE_BYTES = 40 * 1024  # shared memory a segmented reduce's tile of folds and head marks may take
+STAGE_LIMIT = 44 * 1024  # static shared memory a scan block may spend on staging (48 KB in all)
+REDUCE_STAGE_LIMIT = 24 * 1024  # a reduce block's staging: 8 blocks an SM still fit
+PDL_MAX_BYTES = 4 << 20  # a commutative reduce launches with PDL up to this many input bytes
+ORDERED_PDL_MAX_BYTES = 16 << 20  # and an ordered one up to this many
+MAX_GRID = 2048  # bound on a reduce's blocks a launch (its workspace is sized from it)
+SLOT0 = 64  # workspace word where a reduce's blocks' slots start (after the counter)
+WARP_STEPS = (1, 2, 4, 8, 16)  # shuffle distances of a warp's fold or scan
 
 
 # ---- tiles: what a thread holds
@@ -94,13 +98,20 @@ def items_problem(inst, items: int) -> str:
     if items * ty.size > MAX_TILE_BYTES:
         return f"{items} items of {ty.name} ({ty.size} bytes) is more than {MAX_TILE_BYTES} bytes a thread"
     if inst.primitive != Primitive.REDUCE and items * inst.tile_op.acc_type.size > MAX_TILE_BYTES:
-        return (f"{items} items of {inst.tile_op.acc_type.size}-byte segmented accumulators"
-                f" is more than {MAX_TILE_BYTES} bytes a thread")
+        return (
+            f"{items} items of {inst.tile_op.acc_type.size}-byte segmented accumulators"
+            f" is more than {MAX_TILE_BYTES} bytes a thread"
+        )
     op, block = inst.op, inst.block
-    if (inst.primitive == Primitive.SEGREDUCE and not resident_tile(inst.primitive, op, block, items)
-            and block * items * (1 + op.acc_type.size) > SEGMENT_TILE_BYTES):
-        return (f"a segmented reduce keeps its tile's folds in shared memory: {block} x {items}"
-                f" x ({op.acc_type.size} + 1) bytes is more than {SEGMENT_TILE_BYTES}")
+    if (
+        inst.primitive == Primitive.SEGREDUCE
+        and not resident_tile(inst.primitive, op, block, items)
+        and block * items * (1 + op.acc_type.size) > SEGMENT_TILE_BYTES
+    ):
+        return (
+            f"a segmented reduce keeps its tile's folds in shared memory: {block} x {items}"
+            f" x ({op.acc_type.size} + 1) bytes is more than {SEGMENT_TILE_BYTES}"
+        )
     return ""
 
 
@@ -119,7 +130,7 @@ def default_items(inst) -> int:
         held = [n for n in (_items_for(ty, b) for b in sizes) if resident_tile(inst.primitive, inst.op, inst.block, n)]
         items = held[0] if held else items
     while items > 1 and items_problem(inst, items):
-        items //= 2           # e.g. a segmented reduce's folds of a block of 1024 threads
+        items //= 2  # e.g. a segmented reduce's folds of a block of 1024 threads
     return items
 
 
@@ -131,14 +142,14 @@ class ReduceShape:
     block: int
     items: int
     warps: int
-    warp_tile: int            # elements a warp's tile
-    unit: int                 # elements a block folds a step (commutative) or a warp's tile (ordered)
-    striped: bool             # commutative: lane-striped 16-byte words in block tiles
-    words: int                # 16-byte words a lane's items span (0: element by element)
-    per_word: int             # elements a 16-byte word (striped)
-    stage: int                # 16-byte chunks a warp turns its words through shared memory (0: none)
-    min_blocks: int           # resident blocks an SM asked of the compiler
-    pdl_max_bytes: int        # launches with PDL up to this many input bytes
+    warp_tile: int  # elements a warp's tile
+    unit: int  # elements a block folds a step (commutative) or a warp's tile (ordered)
+    striped: bool  # commutative: lane-striped 16-byte words in block tiles
+    words: int  # 16-byte words a lane's items span (0: element by element)
+    per_word: int  # elements a 16-byte word (striped)
+    stage: int  # 16-byte chunks a warp turns its words through shared memory (0: none)
+    min_blocks: int  # resident blocks an SM asked of the compiler
+    pdl_max_bytes: int  # launches with PDL up to this many input bytes
 
 
 def reduce_shape(inst) -> ReduceShape:
@@ -165,8 +176,19 @@ def reduce_shape(inst) -> ReduceShape:
     # the next call's early blocks took SMs this one needed), so the next call's blocks fill the
     # SMs during the blocks' hand-off
     pdl_max = PDL_MAX_BYTES if striped else ORDERED_PDL_MAX_BYTES
-    return ReduceShape(inst.block, ipt, warps, 32 * ipt, (inst.block if striped else 32) * ipt, striped,
-                       vec, per_vec, stage, min_blocks, pdl_max)
+    return ReduceShape(
+        inst.block,
+        ipt,
+        warps,
+        32 * ipt,
+        (inst.block if striped else 32) * ipt,
+        striped,
+        vec,
+        per_vec,
+        stage,
+        min_blocks,
+        pdl_max,
+    )
 
 
 @dataclass(frozen=True)
@@ -174,18 +196,18 @@ class ScanShape:
     block: int
     items: int
     warps: int
-    words_in: int             # 16-byte words a lane's inputs span (0: element by element)
-    words_out: int            # ... its results (per-element primitives)
-    words_flags: int          # ... its head flags
-    words_keys: int           # ... its keys
-    stage: int                # 16-byte chunks a warp stages (0: none)
-    resident: bool            # the tile's inputs stay in shared memory from load to store
-    pad: bool                 # the staging has a pad chunk in eight
-    chunk: int                # 16-byte words a chunk of whole elements spans
+    words_in: int  # 16-byte words a lane's inputs span (0: element by element)
+    words_out: int  # ... its results (per-element primitives)
+    words_flags: int  # ... its head flags
+    words_keys: int  # ... its keys
+    stage: int  # 16-byte chunks a warp stages (0: none)
+    resident: bool  # the tile's inputs stay in shared memory from load to store
+    pad: bool  # the staging has a pad chunk in eight
+    chunk: int  # 16-byte words a chunk of whole elements spans
     elems_per_chunk: int
-    bulk_store: bool          # a warp's run of results stored by one bulk copy (TMA, sm_90)
-    min_blocks: int           # resident blocks an SM asked of the compiler (0: the compiler's choice)
-    pdl: bool                 # launches with programmatic dependent launch
+    bulk_store: bool  # a warp's run of results stored by one bulk copy (TMA, sm_90)
+    min_blocks: int  # resident blocks an SM asked of the compiler (0: the compiler's choice)
+    pdl: bool  # launches with programmatic dependent launch
 
 
 def scan_shape(inst) -> ScanShape:
@@ -196,7 +218,7 @@ def scan_shape(inst) -> ScanShape:
     vout = words16(ipt, op.out_type.size) if per_element else 0
     vflag = words16(ipt, 1) if inst.heads == Heads.FLAGS else 0
     vkey = words16(ipt, inst.index.size) if inst.heads == Heads.KEYS else 0
-    stage = 36 * max(vin, vout, vflag, vkey)       # 32 words a lane-row, plus one pad word in eight
+    stage = 36 * max(vin, vout, vflag, vkey)  # 32 words a lane-row, plus one pad word in eight
     # resident tiles: the inputs stay in shared memory from load to store and are read a chunk of
     # whole elements at a time; keys only pass through registers
     size = op.in_type.size
@@ -213,8 +235,12 @@ def scan_shape(inst) -> ScanShape:
         # registers a 256 x 28 keyed tile spills and runs at 0.75 of copy, at 40 at 0.90)
         smem = warps * stage * 16 + 2 * warps * inst.tile_op.acc_type.size + 64
         regs = 24 + 4 * inst.tile_op.acc_type.words + (8 if inst.heads == Heads.KEYS else 0)
-        min_blocks = min(TARGET.blocks_per_sm, TARGET.threads_per_sm // inst.block,
-                         TARGET.smem_per_sm // (smem + 1024), TARGET.regs_per_sm // (inst.block * regs))
+        min_blocks = min(
+            TARGET.blocks_per_sm,
+            TARGET.threads_per_sm // inst.block,
+            TARGET.smem_per_sm // (smem + 1024),
+            TARGET.regs_per_sm // (inst.block * regs),
+        )
     elif inst.tile_op.acc_type.words <= 2:
         # narrow totals: ask for 3/4 of the SM's threads resident (register cap), which hides the
         # look-back's latency; wide ones would spill, so the compiler chooses
@@ -228,7 +254,21 @@ def scan_shape(inst) -> ScanShape:
     # matrix scan ran 3% slower (bench/results/h100-2026-11-23-ab-bulk2.txt).  A segmented reduce
     # by offsets stores no tile.
     bulk_store = resident and not pad and inst.heads != Heads.OFFSETS and inst.tile_op.acc_type.words <= 2
-    return ScanShape(inst.block, ipt, warps, vin, vout, vflag, vkey, stage, resident, pad, chunk,
-                     chunk * 16 // size, bulk_store, inst.blocks_per_sm or min_blocks,
-                     # programmatic dependent launch, but not for segments by offsets (slower with it)
-                     pdl=inst.heads != Heads.OFFSETS)
+    return ScanShape(
+        inst.block,
+        ipt,
+        warps,
+        vin,
+        vout,
+        vflag,
+        vkey,
+        stage,
+        resident,
+        pad,
+        chunk,
+        chunk * 16 // size,
+        bulk_store,
+        inst.blocks_per_sm or min_blocks,
+        # programmatic dependent launch, but not for segments by offsets (slower with it)
+        pdl=inst.heads != Heads.OFFSETS,
+    )

@@ -21,6 +21,7 @@ one bulk copy a warp, 1.4-1.7% faster at 2^28, which the template now does.)
 Stops with a message if the generated code no longer has the lines a change hooks into.
   python3 bench/trace/patch_variant.py SRC.cu DST.cu NAME CHANGE[+CHANGE...]
 """
+
 import re
 import sys
 
@@ -32,13 +33,16 @@ def replace(s, old, new, what):
 
 
 def blockidx(s):
-    return replace(s, "tile_ticket = n_tiles == 1 ? 0u : atomicAdd(work, 1u);",
-                   "tile_ticket = blockIdx.x;", "blockidx")
+    return replace(s, "tile_ticket = n_tiles == 1 ? 0u : atomicAdd(work, 1u);", "tile_ticket = blockIdx.x;", "blockidx")
 
 
 def prefetch(s):
-    return replace(s, 'asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"',
-                   'asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;"', "prefetch")
+    return replace(
+        s,
+        'asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"',
+        'asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;"',
+        "prefetch",
+    )
 
 
 FULL_LOAD = """        if (full) {
@@ -88,8 +92,12 @@ def run_words(s):
 def add_helpers(s):
     if "bulk_load(" in s:
         return s
-    s = replace(s, "static __device__ __forceinline__ void copy_async_wait(void)",
-                BAR_HELPERS + "\nstatic __device__ __forceinline__ void copy_async_wait(void)", "helpers")
+    s = replace(
+        s,
+        "static __device__ __forceinline__ void copy_async_wait(void)",
+        BAR_HELPERS + "\nstatic __device__ __forceinline__ void copy_async_wait(void)",
+        "helpers",
+    )
     m = re.search(r"\n(    __shared__ \S+ warp_totals\[(\d+)\];)", s)
     if not m:
         sys.exit("patch_variant: helpers: no warp_totals array")
@@ -99,44 +107,61 @@ def add_helpers(s):
 def bulkload(s):
     w = run_words(s)
     s = add_helpers(s)
-    s = replace(s, FULL_LOAD.replace("RUNW", str(w)),
-                f"""        if (full) {{
+    s = replace(
+        s,
+        FULL_LOAD.replace("RUNW", str(w)),
+        f"""        if (full) {{
             if (lane == 0)
                 bulk_load(stage[warp], src, {w * 512}u, &run_bar[warp]);
             __syncwarp();                      /* the barrier is set up before anyone waits on it */
-        }}""", "bulkload")
-    return replace(s, """    if (staged) {
+        }}""",
+        "bulkload",
+    )
+    return replace(
+        s,
+        """    if (staged) {
         copy_async_wait();
         __syncwarp();
-    }""", """    if (staged && full) {
+    }""",
+        """    if (staged && full) {
         bulk_wait(&run_bar[warp]);
     } else if (staged) {
         copy_async_wait();
         __syncwarp();
-    }""", "bulkload wait")
+    }""",
+        "bulkload wait",
+    )
 
 
 def lanestore(s):
     w = run_words(s)
-    return replace(s, "            store_run(dst, stage[warp], lane);\n",
-                   f"""            __syncwarp();
+    return replace(
+        s,
+        "            store_run(dst, stage[warp], lane);\n",
+        f"""            __syncwarp();
 #pragma unroll
             for (int j = 0; j < {w}; ++j)
                 dst[j * 32 + lane] = stage[warp][j * 32 + lane];
-""", "lanestore")
+""",
+        "lanestore",
+    )
 
 
 def lanebulk(s):
     w = run_words(s)
-    return replace(s, "            store_run(dst, stage[warp], lane);\n",
-                   f"""            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    return replace(
+        s,
+        "            store_run(dst, stage[warp], lane);\n",
+        f"""            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
             {{
                 const unsigned int from = (unsigned int)__cvta_generic_to_shared(&stage[warp][lane * {w}]);
                 asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
                              :: "l"(dst + lane * {w}), "r"(from), "r"({w * 16}) : "memory");
                 asm volatile("cp.async.bulk.commit_group;\\n\\tcp.async.bulk.wait_group.read 0;" ::: "memory");
             }}
-""", "lanebulk")
+""",
+        "lanebulk",
+    )
 
 
 def notail(s):
@@ -148,28 +173,47 @@ def relax(s):
 
 
 def nofold(s):
-    return replace(s, "        const unsigned int per_thread = (", "        const unsigned int per_thread = 0 * (", "nofold")
+    return replace(
+        s, "        const unsigned int per_thread = (", "        const unsigned int per_thread = 0 * (", "nofold"
+    )
 
 
 def seqtail(s):
-    m = re.search(r"        /\* four slots' loads in flight at a time, folded in order \*/\n"
-                  r"        for \(unsigned int b = lo; b < hi; b \+= 4\) \{\n.*?\n        \}\n", s, re.S)
+    m = re.search(
+        r"        /\* four slots' loads in flight at a time, folded in order \*/\n"
+        r"        for \(unsigned int b = lo; b < hi; b \+= 4\) \{\n.*?\n        \}\n",
+        s,
+        re.S,
+    )
     if not m:
         sys.exit("patch_variant: seqtail: the generated reduce no longer loads four slots at a time")
     load = re.search(r"load_slot\(work \+ (\d+) \+ \(size_t\)\(b \+ k\) \* (\d+)\)", m.group(0))
-    return s.replace(m.group(0), f"""        for (unsigned int b = lo; b < hi; ++b)
+    return s.replace(
+        m.group(0),
+        f"""        for (unsigned int b = lo; b < hi; ++b)
             acc = op_combine(acc, load_slot(work + {load.group(1)} + (size_t)b * {load.group(2)}));
-""", 1)
+""",
+        1,
+    )
 
 
 def nosleep(s):
     return replace(s, "        __nanosleep(32);\n", "", "nosleep")
 
 
-CHANGES = {"base": lambda s: s, "blockidx": blockidx, "prefetch": prefetch, "bulkload": bulkload,
-           "nosleep": nosleep, "lanestore": lanestore,
-           "lanebulk": lanebulk, "notail": notail, "relax": relax, "nofold": nofold,
-           "seqtail": seqtail}
+CHANGES = {
+    "base": lambda s: s,
+    "blockidx": blockidx,
+    "prefetch": prefetch,
+    "bulkload": bulkload,
+    "nosleep": nosleep,
+    "lanestore": lanestore,
+    "lanebulk": lanebulk,
+    "notail": notail,
+    "relax": relax,
+    "nofold": nofold,
+    "seqtail": seqtail,
+}
 
 
 def main():

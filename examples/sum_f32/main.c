@@ -5,13 +5,13 @@
 
 int main(void)
 {
-    const size_t n = 10000019;               /* not a multiple of anything */
+    const size_t n = 10000019; /* not a multiple of anything */
     float *h = malloc(n * sizeof *h), *d_in, *d_out, got[2];
     double ref = 0.0;
     size_t i, bytes;
     void *d_work;
 
-    for (i = 0; i < n; ++i) {                /* large terms that cancel, small ones that don't */
+    for (i = 0; i < n; ++i) { /* large terms that cancel, small ones that don't */
         h[i] = (i % 2 ? 1.0e4f : -1.0e4f) + rng_unit();
         ref += h[i];
     }
@@ -21,7 +21,7 @@ int main(void)
     bytes = vec_reduce_sum_f32_workspace_bytes(n);
     if (vec_reduce_ksum_f32_workspace_bytes(n) > bytes)
         bytes = vec_reduce_ksum_f32_workspace_bytes(n);
-    d_work = workspace(bytes);               /* one workspace serves both, one call after the other */
+    d_work = workspace(bytes); /* one workspace serves both, one call after the other */
 
     CHECK(vec_reduce_sum_f32(d_in, n, d_out, d_work, bytes, 0));
     CHECK(vec_reduce_ksum_f32(d_in, n, d_out + 1, d_work, bytes, 0));
@@ -36,6 +36,9 @@ int main(void)
         return 1;
     }
     printf("ok\n");
-    cudaFree(d_in); cudaFree(d_out); cudaFree(d_work); free(h);
+    cudaFree(d_in);
+    cudaFree(d_out);
+    cudaFree(d_work);
+    free(h);
     return 0;
 }

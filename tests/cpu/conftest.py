@@ -11,7 +11,8 @@ def pytest_configure(config):
     except ImportError:
         pytest.exit("the assocgen package is not installed: run ./setup.sh (it runs pip install -e .)", returncode=1)
     config.addinivalue_line(
-        "markers", "slow: long-running test (nvcc over a broad matrix); deselect with -m 'not slow'")
+        "markers", "slow: long-running test (nvcc over a broad matrix); deselect with -m 'not slow'"
+    )
 
 
 @pytest.fixture(scope="session")

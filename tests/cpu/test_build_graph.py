@@ -25,12 +25,16 @@ def _gen_edge(fragment: str):
 
 
 def test_every_spec_is_built():
-    assert sorted(FRAGMENTS) == ["bench/spec.ninja", "examples/mat2/spec.ninja", "examples/minmax/spec.ninja",
-                                 "examples/sum_f32/spec.ninja", "specs/default.ninja"]
+    assert sorted(FRAGMENTS) == [
+        "bench/spec.ninja",
+        "examples/mat2/spec.ninja",
+        "examples/minmax/spec.ninja",
+        "examples/sum_f32/spec.ninja",
+        "specs/default.ninja",
+    ]
     flat = NINJA.replace("$\n", " ")
     reload = re.search(r"^build build\.ninja: reload \| ([^\n]*)$", flat, re.M).group(1)
-    assert sorted(reload.split()) == sorted(FRAGMENTS), \
-        "build.ninja is not read again when an included file changes"
+    assert sorted(reload.split()) == sorted(FRAGMENTS), "build.ninja is not read again when an included file changes"
 
 
 @pytest.mark.parametrize("fragment", FRAGMENTS)
@@ -57,10 +61,12 @@ def test_fragment_outputs_match_the_spec(fragment):
     text = (REPO / fragment).read_text().replace("$\n", " ")
     for src in sources:
         obj = src[:-3] + ".o"
-        assert re.search(rf"^build {re.escape(obj)}: assocgen_\w+_nvcc {re.escape(src)} \|", text, re.M), \
+        assert re.search(rf"^build {re.escape(obj)}: assocgen_\w+_nvcc {re.escape(src)} \|", text, re.M), (
             f"{src} is not compiled"
-        assert re.search(rf"^build \S+\.a: assocgen_\w+_ar [^\n]*{re.escape(obj)}", text, re.M), \
+        )
+        assert re.search(rf"^build \S+\.a: assocgen_\w+_ar [^\n]*{re.escape(obj)}", text, re.M), (
             f"{obj} is not archived"
+        )
 
 
 def test_the_bench_links_its_library():
@@ -71,7 +77,8 @@ def test_the_bench_links_its_library():
 @pytest.mark.parametrize("fragment", FRAGMENTS)
 def test_generation_depends_on_every_generator_file_and_template(fragment):
     _, _, deps = _gen_edge(fragment)
-    want = sorted(str(p.relative_to(REPO)) for pattern in ("generator/*.py", "templates/**/*.j2")
-                  for p in REPO.glob(pattern))
+    want = sorted(
+        str(p.relative_to(REPO)) for pattern in ("generator/*.py", "templates/**/*.j2") for p in REPO.glob(pattern)
+    )
     missing = sorted(set(want) - set(deps))
     assert not missing, f"{fragment} lacks {missing}: outputs would not be regenerated when they change"

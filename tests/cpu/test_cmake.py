@@ -47,16 +47,25 @@ def _env():
 
 
 def cmake(*args, cwd=None, check=True, timeout=300) -> subprocess.CompletedProcess:
-    r = subprocess.run(["cmake", *map(str, args)], cwd=cwd, env=_env(), capture_output=True, text=True,
-                       timeout=timeout)
+    r = subprocess.run(["cmake", *map(str, args)], cwd=cwd, env=_env(), capture_output=True, text=True, timeout=timeout)
     if check:
         assert r.returncode == 0, f"cmake {' '.join(map(str, args))} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
     return r
 
 
 def configure(src: Path, build: Path, cmake_dir: Path, *extra, check=True) -> subprocess.CompletedProcess:
-    return cmake("-S", src, "-B", build, "-G", "Ninja", f"-Dassocgen_DIR={cmake_dir}",
-                 f"-DCMAKE_CUDA_COMPILER={NVCC}", *extra, check=check)
+    return cmake(
+        "-S",
+        src,
+        "-B",
+        build,
+        "-G",
+        "Ninja",
+        f"-Dassocgen_DIR={cmake_dir}",
+        f"-DCMAKE_CUDA_COMPILER={NVCC}",
+        *extra,
+        check=check,
+    )
 
 
 def build(build_dir: Path) -> str:
@@ -96,8 +105,12 @@ def test_project_builds_and_links_both_libraries(built):
     demo = bld / "demo"
     assert demo.is_file() and os.access(demo, os.X_OK), out
     symbols = defined(demo)
-    for name in ("cm_reduce_sum_f32", "cm_reduce_sum_f32_workspace_bytes", "cs_reduce_sum_f32",
-                 "cs_reduce_sum_f32_workspace_bytes"):
+    for name in (
+        "cm_reduce_sum_f32",
+        "cm_reduce_sum_f32_workspace_bytes",
+        "cs_reduce_sum_f32",
+        "cs_reduce_sum_f32_workspace_bytes",
+    ):
         assert name in symbols, f"{name} not in demo"
     # every instance of the spec is in each library, under its prefix
     cm, cs = defined(bld / "libcm_kernels.a"), defined(bld / "libcs_kernels.a")
@@ -129,7 +142,7 @@ def test_second_build_does_no_work(built):
 def test_touched_spec_regenerates_but_compiles_nothing(built):
     src, bld, _ = built
     spec = src / "spec.toml"
-    os.utime(spec)                          # now: newer than the outputs
+    os.utime(spec)  # now: newer than the outputs
     out = build(bld)
     assert "assocgen: generating cm_kernels" in out, out
     assert "unchanged" in out, out
@@ -188,8 +201,18 @@ def find_only(tools, tmp_path, *extra):
     (src / "CMakeLists.txt").write_text(FIND_ONLY)
     bld = tmp_path / "build"
     shutil.rmtree(bld, ignore_errors=True)
-    return cmake("-S", src, "-B", bld, "-G", "Ninja", f"-Dassocgen_DIR={tools}", f"-DCUDAToolkit_ROOT={CUDA}",
-                 *extra, check=False)
+    return cmake(
+        "-S",
+        src,
+        "-B",
+        bld,
+        "-G",
+        "Ninja",
+        f"-Dassocgen_DIR={tools}",
+        f"-DCUDAToolkit_ROOT={CUDA}",
+        *extra,
+        check=False,
+    )
 
 
 def test_finds_the_generator_by_itself(tools, tmp_path):
@@ -208,7 +231,7 @@ def test_version_file(tools, tmp_path):
     good = [version, f"{major}.{minor}", f"{major}.{minor}...{major + 1}"]
     bad = [f"{major + 1}", f"{major}.{minor + 1}", f"{major + 1}...{major + 2}"]
     if major == 0:
-        bad.append(f"0.{minor - 1}" if minor else "1.0")   # before 1.0 a minor version may break
+        bad.append(f"0.{minor - 1}" if minor else "1.0")  # before 1.0 a minor version may break
     for want, ok in [(w, True) for w in good] + [(w, False) for w in bad]:
         r = find_only(tools, tmp_path, f"-DWANT={want}", f"-DASSOCGEN_COMMAND={GEN_COMMAND}")
         assert (r.returncode == 0) == ok, f"find_package(assocgen {want}): {r.stdout}{r.stderr}"

@@ -6,10 +6,10 @@ commit that makes it updates GOLDEN and says why; a refactoring keeps it."""
 import hashlib
 import importlib.util
 
-from .util import REPO
-
 from assocgen import emit
 from assocgen.spec import parse
+
+from .util import REPO
 
 GOLDEN = {
     "sources": "e5935ca8bbc9aa22ac4950baab1acd53f8e33a7fec974bc1232498cb9a3aca1f",
@@ -35,7 +35,11 @@ def test_rendering_of_the_gpu_matrix_is_golden():
     run = _runner()
     spec = parse(run.spec_dict(), "tests/gpu/run.py")
     assert len(spec.instances) > 300
-    got = {"sources": _digest(emit.render(spec, f"{run.PREFIX}.h")),
-           "single_header": _digest(emit.render(spec, f"{run.PREFIX}.h", single_header=True))}
-    assert got == GOLDEN, ("generated code changed: if on purpose, set GOLDEN in tests/cpu/test_golden.py to\n"
-                           f"{got}\nand say why in the commit")
+    got = {
+        "sources": _digest(emit.render(spec, f"{run.PREFIX}.h")),
+        "single_header": _digest(emit.render(spec, f"{run.PREFIX}.h", single_header=True)),
+    }
+    assert got == GOLDEN, (
+        "generated code changed: if on purpose, set GOLDEN in tests/cpu/test_golden.py to\n"
+        f"{got}\nand say why in the commit"
+    )

@@ -29,8 +29,7 @@ def _matrix(tmp_path):
     return write_spec(tmp_path / "matrix.toml", matrix_spec())
 
 
-SPECS = [("default", "specs/default.toml")] + [(e, f"examples/{e}/spec.toml") for e in EXAMPLES] + \
-        [("matrix", _matrix)]
+SPECS = [("default", "specs/default.toml")] + [(e, f"examples/{e}/spec.toml") for e in EXAMPLES] + [("matrix", _matrix)]
 
 
 @pytest.fixture(params=SPECS, ids=[s[0] for s in SPECS])
@@ -58,14 +57,20 @@ def test_header_is_c99(generated):
 def test_header_is_c11_too(generated):
     _need("gcc")
     header, _ = generated
-    _compile(["gcc", *[f if f != "-std=c99" else "-std=c11" for f in GCC_C_FLAGS],
-              "-fsyntax-only", "-x", "c", str(header)])
+    _compile(
+        ["gcc", *[f if f != "-std=c99" else "-std=c11" for f in GCC_C_FLAGS], "-fsyntax-only", "-x", "c", str(header)]
+    )
 
 
 def _c_user(header, names):
     """A C file: the header twice, and the address of every function taken with its type."""
-    lines = [f'#include "{header.name}"', f'#include "{header.name}"  /* the guard makes this a no-op */',
-             "typedef void (*any_fn)(void);", "typedef size_t (*workspace_fn)(size_t);", ""]
+    lines = [
+        f'#include "{header.name}"',
+        f'#include "{header.name}"  /* the guard makes this a no-op */',
+        "typedef void (*any_fn)(void);",
+        "typedef size_t (*workspace_fn)(size_t);",
+        "",
+    ]
     for i, n in enumerate(names):
         lines.append(f"workspace_fn ws_{i} = {n}_workspace_bytes;")
     lines.append("any_fn reduce_fns[] = {")
@@ -101,17 +106,22 @@ def test_header_compiles_as_cxx_with_c_linkage(generated, tmp_path):
     src = tmp_path / "use.cpp"
     # every function called with value-initialized arguments, as many as its declaration has
     text = re.sub(r"/\*.*?\*/", "", header.read_text(), flags=re.S)
-    arity = {m.group(1): m.group(2).count(",") + 1
-             for m in re.finditer(r"cudaError_t\s+(\w+)\s*\(([^)]*)\)\s*;", text)}
-    calls = "\n".join(f"    total += {n}_workspace_bytes(n) + (size_t){n}({', '.join(['{}'] * arity[n])});"
-                      for n in names)
-    src.write_text(f'#include "{header.name}"\n#include "{header.name}"\n'
-                   f"size_t use(size_t n);\nsize_t use(size_t n)\n{{\n    size_t total = 0;\n{calls}\n"
-                   f"    return total;\n}}\n")
+    arity = {m.group(1): m.group(2).count(",") + 1 for m in re.finditer(r"cudaError_t\s+(\w+)\s*\(([^)]*)\)\s*;", text)}
+    calls = "\n".join(
+        f"    total += {n}_workspace_bytes(n) + (size_t){n}({', '.join(['{}'] * arity[n])});" for n in names
+    )
+    src.write_text(
+        f'#include "{header.name}"\n#include "{header.name}"\n'
+        f"size_t use(size_t n);\nsize_t use(size_t n)\n{{\n    size_t total = 0;\n{calls}\n"
+        f"    return total;\n}}\n"
+    )
     obj = tmp_path / "use.o"
     _compile(["g++", *GXX_FLAGS, "-I", str(header.parent), "-c", str(src), "-o", str(obj)])
-    undefined = set(subprocess.run(["nm", "-u", "--format=just-symbols", str(obj)], capture_output=True,
-                                   text=True, check=True).stdout.split())
+    undefined = set(
+        subprocess.run(
+            ["nm", "-u", "--format=just-symbols", str(obj)], capture_output=True, text=True, check=True
+        ).stdout.split()
+    )
     for n in names:
         assert f"{n}_workspace_bytes" in undefined, f"{n}_workspace_bytes is not referenced with C linkage"
         assert n in undefined, f"{n} is not referenced with C linkage"

@@ -67,16 +67,17 @@ def test_public_and_kernel_names_encode_the_parameters(tmp_path):
 
 
 def test_list_prints_public_and_kernel_names(tmp_path):
-    r = gen_ok("examples/sum_f32/spec.toml", "--list", "--reduce", "min:u8:b64:t4",
-               "--reduce", "max:f64:b1024")
+    r = gen_ok("examples/sum_f32/spec.toml", "--list", "--reduce", "min:u8:b64:t4", "--reduce", "max:f64:b1024")
     rows = [line.split("\t") for line in r.stdout.splitlines()]
-    assert rows == [["vec_reduce_sum_f32", "vec_k_reduce_sum_f32_b256_t16"],
-                    ["vec_reduce_ksum_f32", "vec_k_reduce_ksum_f32_b256_t16"],
-                    ["vec_reduce_min_u8", "vec_k_reduce_min_u8_b64_t4"],
-                    [rows[3][0], rows[3][1]]]
+    assert rows == [
+        ["vec_reduce_sum_f32", "vec_k_reduce_sum_f32_b256_t16"],
+        ["vec_reduce_ksum_f32", "vec_k_reduce_ksum_f32_b256_t16"],
+        ["vec_reduce_min_u8", "vec_k_reduce_min_u8_b64_t4"],
+        [rows[3][0], rows[3][1]],
+    ]
     assert rows[3][0] == "vec_reduce_max_f64"
     assert re.fullmatch(r"vec_k_reduce_max_f64_b1024_t\d+", rows[3][1])
-    assert not (REPO / "generated" / "vec.h").exists()     # --list writes nothing
+    assert not (REPO / "generated" / "vec.h").exists()  # --list writes nothing
 
 
 def test_command_line_only_spec_and_prefix_override(tmp_path):
@@ -92,17 +93,25 @@ def test_command_line_only_spec_and_prefix_override(tmp_path):
 
 def test_command_line_scans(tmp_path):
     out = tmp_path / "out"
-    gen_ok("--prefix", "lib", "--scan", "sum:f32", "--scan", "max:i32:b128:t8:exclusive", "--reduce", "sum:u8",
-           "-o", out)
+    gen_ok(
+        "--prefix", "lib", "--scan", "sum:f32", "--scan", "max:i32:b128:t8:exclusive", "--reduce", "sum:u8", "-o", out
+    )
     assert sorted(_files(out)) == ["lib.h", "lib_exscan_max_i32.cu", "lib_reduce_sum_u8.cu", "lib_scan_sum_f32.cu"]
     assert "lib_k_exscan_max_i32_b128_t8" in (out / "lib_exscan_max_i32.cu").read_text()
     assert "const int32_t *init" in (out / "lib.h").read_text()
 
 
 def test_given_name_is_the_public_name(tmp_path):
-    spec = write_spec(tmp_path / "s.toml", {"prefix": "v", "reduce": [
-        {"op": "sum", "type": "f32", "block": 64, "items": 4, "name": "small_sum"},
-        {"op": "sum", "type": "f32"}]})
+    spec = write_spec(
+        tmp_path / "s.toml",
+        {
+            "prefix": "v",
+            "reduce": [
+                {"op": "sum", "type": "f32", "block": 64, "items": 4, "name": "small_sum"},
+                {"op": "sum", "type": "f32"},
+            ],
+        },
+    )
     assert public_names(spec) == ["v_small_sum", "v_reduce_sum_f32"]
     out = tmp_path / "out"
     gen_ok(spec, "-o", out)
@@ -115,8 +124,12 @@ def test_header_dir_separates_header_from_sources(tmp_path):
     gen_ok("examples/minmax/spec.toml", "-o", tmp_path / "src", "--header-dir", tmp_path / "inc")
     assert sorted(_files(tmp_path / "inc")) == ["mm.h"]
     assert "mm.h" not in _files(tmp_path / "src")
-    assert sorted(_files(tmp_path / "src")) == ["mm_reduce_argmin_f32.cu", "mm_reduce_max_f32.cu",
-                                                "mm_reduce_min_f32.cu", "mm_reduce_minmax_f32.cu"]
+    assert sorted(_files(tmp_path / "src")) == [
+        "mm_reduce_argmin_f32.cu",
+        "mm_reduce_max_f32.cu",
+        "mm_reduce_min_f32.cu",
+        "mm_reduce_minmax_f32.cu",
+    ]
 
 
 # ---- the shape of the kernels
@@ -172,8 +185,11 @@ def test_launch_bounds_and_launch_use_the_block(tmp_path, block):
     # at least half the SM's threads: ptxas then keeps a lane's 16-byte loads in flight together
     assert f"__launch_bounds__({block}, {max(1, 1024 // block)})" in src
     # launched with that block (through launch_config: programmatic dependent launch)
-    assert re.search(r"launch_config\(&config, &attr, \(const void \*\)t_k_reduce_min_i32_b%d_t4, pdl, "
-                     r"[^,]+, \(unsigned int\)grid, %d, stream\)" % (block, block), src)
+    assert re.search(
+        r"launch_config\(&config, &attr, \(const void \*\)t_k_reduce_min_i32_b%d_t4, pdl, "
+        r"[^,]+, \(unsigned int\)grid, %d, stream\)" % (block, block),
+        src,
+    )
     assert "cudaLaunchKernelEx(&config, t_k_reduce_min_i32_b%d_t4," % block in src
     assert re.search(r"warp_totals\[\s*%d\s*\]" % (block // 32), src)
 
@@ -197,9 +213,13 @@ def test_pdl_where_measured_faster(tmp_path):
     # their runs, so the next call's blocks fill the SMs during the hand-off (at the start they
     # took SMs this call needed); up to 16 MiB of input
     assert r"griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" not in mat
-    kernel = mat[mat.index("__global__"):mat.index("/* host side */")]
-    assert kernel.index("follow_stream();") < kernel.index("for (size_t round") < kernel.index("start_next();") \
+    kernel = mat[mat.index("__global__") : mat.index("/* host side */")]
+    assert (
+        kernel.index("follow_stream();")
+        < kernel.index("for (size_t round")
+        < kernel.index("start_next();")
         < kernel.index("if (gridDim.x == 1)")
+    )
     assert "#define PDL_MAX_ELEMS ((size_t)16777216 / sizeof(mat2u))" in mat and "n <= PDL_MAX_ELEMS" in mat
 
 
@@ -262,7 +282,9 @@ def test_the_stripes_use_16_byte_loads_where_the_type_allows(tmp_path):
 def test_scans_keep_tiles_in_shared_memory_where_results_fit_over_inputs(tmp_path):
     # resident: the inputs go to shared memory by cp.async and the results are written over them,
     # so only instances whose output type is the input type (and whose runs are whole 16-byte words)
-    spec = write_spec(tmp_path / "spec.toml", """
+    spec = write_spec(
+        tmp_path / "spec.toml",
+        """
 prefix = "t"
 [[scan]]
 op = ["sum", "argmin"]
@@ -280,7 +302,8 @@ key = "i32"
 [[segreduce]]
 op = ["sum", "ksum"]
 type = "f32"
-""")
+""",
+    )
     out = tmp_path / "out"
     gen_ok(spec, "-o", out)
     text = {p.stem: p.read_text() for p in out.glob("*.cu")}
@@ -299,10 +322,14 @@ type = "f32"
     bulk = "cp.async.bulk.global.shared::cta"
     assert bulk in text["t_scan_sum_f32"] and bulk in text["t_segscan_sum_f32_by_i32"]
     assert bulk not in text["t_segreduce_sum_f32"]
-    more = {"prefix": "t",
-            "scan": [{"op": ["sum", "ksum"], "type": "f64", "items": 18},
-                     {"op": "sum", "type": "f32", "items": 32, "name": "scan_f32_t32"}],
-            "segscan": [{"op": "sum", "type": "f64", "heads": "keys", "key": "i32"}]}
+    more = {
+        "prefix": "t",
+        "scan": [
+            {"op": ["sum", "ksum"], "type": "f64", "items": 18},
+            {"op": "sum", "type": "f32", "items": 32, "name": "scan_f32_t32"},
+        ],
+        "segscan": [{"op": "sum", "type": "f64", "heads": "keys", "key": "i32"}],
+    }
     gen_ok(write_spec(tmp_path / "more.toml", more), "-o", tmp_path / "more")
     text.update({p.stem: p.read_text() for p in (tmp_path / "more").glob("*.cu")})
     # 8-byte values: unpadded either way, the bulk store only with an accumulator of 8 bytes
@@ -334,8 +361,21 @@ def test_default_tile_of_a_512_block_still_fits_shared_memory(tmp_path, prim):
 
 
 TEMPLATE_FILES = sorted((REPO / "templates").rglob("*.j2"))
-OPERATOR_WORDS = ["sum", "prod", "min", "max", "xor", "argmin", "argmax", "ksum", "mat2", "mat2mul",
-                  "mat3mul", "welford", "minmax"]
+OPERATOR_WORDS = [
+    "sum",
+    "prod",
+    "min",
+    "max",
+    "xor",
+    "argmin",
+    "argmax",
+    "ksum",
+    "mat2",
+    "mat2mul",
+    "mat3mul",
+    "welford",
+    "minmax",
+]
 
 
 def test_templates_exist():
@@ -357,8 +397,12 @@ def test_templates_never_branch_on_operator_names(path):
 
 def test_template_check_catches_a_name_branch(tmp_path):
     """The check above would see the usual ways of special-casing an operator."""
-    for bad in ['{% if op.name == "sum" %}x{% endif %}', '{% if "min" in op.summary %}x{% endif %}',
-                '{%- elif op.in_type.name == "f32" %}', '{{ "fminf" if op.commutative else "welford" }}']:
+    for bad in [
+        '{% if op.name == "sum" %}x{% endif %}',
+        '{% if "min" in op.summary %}x{% endif %}',
+        '{%- elif op.in_type.name == "f32" %}',
+        '{{ "fminf" if op.commutative else "welford" }}',
+    ]:
         p = tmp_path / "t.j2"
         p.write_text(bad)
         with pytest.raises(AssertionError):
@@ -370,10 +414,12 @@ def test_template_check_catches_a_name_branch(tmp_path):
 
 def test_stale_sources_are_removed(tmp_path):
     out = tmp_path / "out"
-    big = write_spec(tmp_path / "big.toml", {"prefix": "v", "reduce": [
-        {"op": ["sum", "min", "max"], "type": ["f32", "i32"]}]})
-    small = write_spec(tmp_path / "small.toml", {"prefix": "v", "reduce": [{"op": "sum", "type": "f32"},
-                                                                            {"op": "max", "type": "i32"}]})
+    big = write_spec(
+        tmp_path / "big.toml", {"prefix": "v", "reduce": [{"op": ["sum", "min", "max"], "type": ["f32", "i32"]}]}
+    )
+    small = write_spec(
+        tmp_path / "small.toml", {"prefix": "v", "reduce": [{"op": "sum", "type": "f32"}, {"op": "max", "type": "i32"}]}
+    )
     gen_ok(big, "-o", out)
     assert len(list(out.glob("*.cu"))) == 6
     # not ours: a hand-written source, and sources generated for another header
@@ -381,8 +427,14 @@ def test_stale_sources_are_removed(tmp_path):
     gen_ok("--prefix", "w", "--reduce", "sum:f32", "-o", out)
     other = (out / "w_reduce_sum_f32.cu").read_bytes()
     gen_ok(small, "-o", out)
-    assert sorted(_files(out)) == ["mine.cu", "v.h", "v_reduce_max_i32.cu", "v_reduce_sum_f32.cu", "w.h",
-                                   "w_reduce_sum_f32.cu"]
+    assert sorted(_files(out)) == [
+        "mine.cu",
+        "v.h",
+        "v_reduce_max_i32.cu",
+        "v_reduce_sum_f32.cu",
+        "w.h",
+        "w_reduce_sum_f32.cu",
+    ]
     assert (out / "w_reduce_sum_f32.cu").read_bytes() == other
     assert not list(out.glob("*.tmp"))
 
@@ -417,5 +469,6 @@ def test_default_header_is_up_to_date(tmp_path):
     stale = [n for n in fresh_src if fresh_src[n] != committed_src[n]]
     assert not stale, f"generated/assoc/ is stale (run ninja): {stale}"
     assert sorted(_files(inc)) == ["assoc.h"]
-    assert (inc / "assoc.h").read_bytes() == (REPO / "include" / "assoc.h").read_bytes(), \
+    assert (inc / "assoc.h").read_bytes() == (REPO / "include" / "assoc.h").read_bytes(), (
         "include/assoc.h is stale (run ninja)"
+    )

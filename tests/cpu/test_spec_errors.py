@@ -8,16 +8,26 @@ import pytest
 from .util import gen_ok, run_gen, write_spec
 
 FILE, CLI = "file", "command line"
-MISSING, DIRECTORY = object(), object()   # spec "contents" for a missing path / a directory
-NO_SPEC = object()                        # no spec argument at all
+MISSING, DIRECTORY = object(), object()  # spec "contents" for a missing path / a directory
+NO_SPEC = object()  # no spec argument at all
 
 SUM = {"op": "sum", "type": "f32"}
 PAIR_T = {"name": "pair", "size": 8, "c": "typedef struct { float x, y; } pair;"}
-PAIR_OP = {"name": "padd", "type": "pair", "identity": "{0.0f, 0.0f}", "commutative": True,
-           "combine": "{a.x + b.x, a.y + b.y}"}
+PAIR_OP = {
+    "name": "padd",
+    "type": "pair",
+    "identity": "{0.0f, 0.0f}",
+    "commutative": True,
+    "combine": "{a.x + b.x, a.y + b.y}",
+}
 MAT3_T = {"name": "mat3u", "size": 36, "c": "typedef struct { uint32_t m[9]; } mat3u;"}
-MAT3_OP = {"name": "mat3mul", "type": "mat3u", "identity": "{{1u, 0u, 0u, 0u, 1u, 0u, 0u, 0u, 1u}}",
-           "commutative": False, "combine_body": "mat3u r = a; (void)b; return r;"}
+MAT3_OP = {
+    "name": "mat3mul",
+    "type": "mat3u",
+    "identity": "{{1u, 0u, 0u, 0u, 1u, 0u, 0u, 0u, 1u}}",
+    "commutative": False,
+    "combine_body": "mat3u r = a; (void)b; return r;",
+}
 BIG_T = {"name": "big", "size": 100, "c": "typedef struct { unsigned char b[100]; } big;"}
 BIG_OP = {"name": "bigop", "type": "big", "identity": "{{0}}", "commutative": True, "combine": "a"}
 
@@ -55,7 +65,7 @@ PADD = dict(types=[PAIR_T], ops=[PAIR_OP])
 CASES = [
     # ---- reading the file
     P('prefix = "v"\n[[reduce]\nop = "sum"\ntype = "f32"\n', FILE, None, r"toml", id="invalid_toml_header"),
-    P('prefix = v\n', FILE, None, r"toml", id="invalid_toml_value"),
+    P("prefix = v\n", FILE, None, r"toml", id="invalid_toml_value"),
     P('prefix = "v"\nprefix = "w"\n', FILE, None, r"toml", id="invalid_toml_duplicate_key"),
     P(MISSING, FILE, None, r"no such file|not found|does not exist", id="file_missing"),
     P(DIRECTORY, FILE, None, r"director", id="file_is_directory"),
@@ -70,16 +80,31 @@ CASES = [
     P(S(SUM, prefix="__v"), FILE, "prefix", r"__", id="prefix_reserved"),
     P(S(SUM, prefix="p" * 40), FILE, "prefix", r"32|long", id="prefix_too_long"),
     P(S(SUM, block=256), FILE, "block", r"unknown", id="unknown_top_level_key"),
-    P('prefix = "v"\n[reduce]\nop = "sum"\ntype = "f32"\n', FILE, "reduce", r"array|\[\[reduce\]\]",
-      id="reduce_is_a_table"),
-    P('prefix = "v"\ntype = "f32"\n[[reduce]]\nop = "sum"\ntype = "f32"\n', FILE, "type",
-      r"array|\[\[type\]\]", id="type_is_a_string"),
+    P(
+        'prefix = "v"\n[reduce]\nop = "sum"\ntype = "f32"\n',
+        FILE,
+        "reduce",
+        r"array|\[\[reduce\]\]",
+        id="reduce_is_a_table",
+    ),
+    P(
+        'prefix = "v"\ntype = "f32"\n[[reduce]]\nop = "sum"\ntype = "f32"\n',
+        FILE,
+        "type",
+        r"array|\[\[type\]\]",
+        id="type_is_a_string",
+    ),
     P(S(prefix="v"), FILE, "reduce", r"no kernel|no reduce|nothing|missing|empty", id="no_reduce"),
     P(S(**PADD), FILE, "reduce", r"no kernel|no reduce|nothing|missing|empty", id="no_reduce_with_operators"),
     # ---- [[reduce]]
     P(S(W(SUM, blocks=256)), FILE, "reduce[0].blocks", r"unknown", id="reduce_unknown_key"),
-    P(S(SUM, {"op": "min", "type": "f32", "itms": 4}), FILE, "reduce[1].itms", r"unknown",
-      id="reduce_unknown_key_second_table"),
+    P(
+        S(SUM, {"op": "min", "type": "f32", "itms": 4}),
+        FILE,
+        "reduce[1].itms",
+        r"unknown",
+        id="reduce_unknown_key_second_table",
+    ),
     P(S({"type": "f32"}), FILE, "reduce[0].op", r"missing|required", id="reduce_missing_op"),
     P(S({"op": "summ", "type": "f32"}), FILE, "reduce[0].op", r"summ", id="unknown_operator"),
     P(S({"op": ["sum", "avg"], "type": "f32"}), FILE, "reduce[0].op", r"avg", id="unknown_operator_in_list"),
@@ -89,8 +114,14 @@ CASES = [
     P(S({"op": "and", "type": "f32"}), FILE, "reduce[0].type", r"\band\b", r"\bf32\b", id="and_on_f32"),
     P(S({"op": "xor", "type": "f64"}), FILE, "reduce[0].type", r"\bxor\b", r"\bf64\b", id="xor_on_f64"),
     P(S({"op": "ksum", "type": "i32"}), FILE, "reduce[0].type", r"\bksum\b", r"\bi32\b", id="ksum_on_i32"),
-    P(S({"op": ["sum", "or"], "type": ["u8", "f32"]}), FILE, "reduce[0].type", r"\bor\b", r"\bf32\b",
-      id="or_on_f32_in_lists"),
+    P(
+        S({"op": ["sum", "or"], "type": ["u8", "f32"]}),
+        FILE,
+        "reduce[0].type",
+        r"\bor\b",
+        r"\bf32\b",
+        id="or_on_f32_in_lists",
+    ),
     P(S(W(SUM, block=300)), FILE, "reduce[0].block", r"\b300\b", id="block_300"),
     P(S(W(SUM, block=16)), FILE, "reduce[0].block", r"\b16\b", id="block_16"),
     P(S(W(SUM, block=2048)), FILE, "reduce[0].block", r"\b2048\b", id="block_2048"),
@@ -99,155 +130,443 @@ CASES = [
     P(S(W(SUM, items=0)), FILE, "reduce[0].items", r"\b0\b", id="items_0"),
     P(S(W(SUM, items=65)), FILE, "reduce[0].items", r"\b65\b", id="items_65"),
     P(S(W(SUM, items=-4)), FILE, "reduce[0].items", r"-4", id="items_negative"),
-    P(S({"op": "bigop", "items": 16}, types=[BIG_T], ops=[BIG_OP]), FILE, "reduce[0].items", r"\b16\b",
-      id="items_too_large_for_100_byte_type"),
-    P(S({"op": "mat3mul", "items": 32}, types=[MAT3_T], ops=[MAT3_OP]), FILE, "reduce[0].items", r"\b32\b",
-      id="items_too_large_for_36_byte_type"),
-    P(S({"op": ["sum", "min"], "type": "f32", "name": "x"}), FILE, "reduce[0].name", r"one|single",
-      id="name_with_several_ops"),
-    P(S({"op": "sum", "type": ["f32", "f64"], "name": "x"}), FILE, "reduce[0].name", r"one|single",
-      id="name_with_several_types"),
+    P(
+        S({"op": "bigop", "items": 16}, types=[BIG_T], ops=[BIG_OP]),
+        FILE,
+        "reduce[0].items",
+        r"\b16\b",
+        id="items_too_large_for_100_byte_type",
+    ),
+    P(
+        S({"op": "mat3mul", "items": 32}, types=[MAT3_T], ops=[MAT3_OP]),
+        FILE,
+        "reduce[0].items",
+        r"\b32\b",
+        id="items_too_large_for_36_byte_type",
+    ),
+    P(
+        S({"op": ["sum", "min"], "type": "f32", "name": "x"}),
+        FILE,
+        "reduce[0].name",
+        r"one|single",
+        id="name_with_several_ops",
+    ),
+    P(
+        S({"op": "sum", "type": ["f32", "f64"], "name": "x"}),
+        FILE,
+        "reduce[0].name",
+        r"one|single",
+        id="name_with_several_types",
+    ),
     P(S(W(SUM, name="my sum")), FILE, "reduce[0].name", r"my sum", id="name_not_an_identifier"),
     P(S(SUM, SUM), FILE, "reduce[1]", r"v_reduce_sum_f32", id="duplicate_public_name"),
-    P(S({"op": ["sum", "sum"], "type": "f32"}), FILE, "reduce[0].op", r"'sum' is listed twice",
-      id="duplicate_op_in_one_table"),
-    P(S({"op": "sum", "type": ["f32", "i32", "f32"]}), FILE, "reduce[0].type", r"'f32' is listed twice",
-      id="duplicate_type_in_one_table"),
-    P(S(W(SUM, name="x"), {"op": "min", "type": "f32", "name": "x"}), FILE, "reduce[1]", r"\bv_x\b",
-      id="duplicate_given_names"),
-    P(S(SUM, {"op": "min", "type": "f32", "name": "v_reduce_sum_f32"}), FILE, "reduce[1]",
-      r"v_reduce_sum_f32", id="given_name_equals_generated_name"),
-    P(S({"op": "padd", "type": "f32"}, **PADD), FILE, "reduce[0].type", r"padd|pair", r"\bf32\b",
-      id="user_operator_with_wrong_type"),
-    P(S({"op": "padd", "type": ["pair", "f64"]}, **PADD), FILE, "reduce[0].type", r"\bf64\b",
-      id="user_operator_with_wrong_type_in_list"),
+    P(
+        S({"op": ["sum", "sum"], "type": "f32"}),
+        FILE,
+        "reduce[0].op",
+        r"'sum' is listed twice",
+        id="duplicate_op_in_one_table",
+    ),
+    P(
+        S({"op": "sum", "type": ["f32", "i32", "f32"]}),
+        FILE,
+        "reduce[0].type",
+        r"'f32' is listed twice",
+        id="duplicate_type_in_one_table",
+    ),
+    P(
+        S(W(SUM, name="x"), {"op": "min", "type": "f32", "name": "x"}),
+        FILE,
+        "reduce[1]",
+        r"\bv_x\b",
+        id="duplicate_given_names",
+    ),
+    P(
+        S(SUM, {"op": "min", "type": "f32", "name": "v_reduce_sum_f32"}),
+        FILE,
+        "reduce[1]",
+        r"v_reduce_sum_f32",
+        id="given_name_equals_generated_name",
+    ),
+    P(
+        S({"op": "padd", "type": "f32"}, **PADD),
+        FILE,
+        "reduce[0].type",
+        r"padd|pair",
+        r"\bf32\b",
+        id="user_operator_with_wrong_type",
+    ),
+    P(
+        S({"op": "padd", "type": ["pair", "f64"]}, **PADD),
+        FILE,
+        "reduce[0].type",
+        r"\bf64\b",
+        id="user_operator_with_wrong_type_in_list",
+    ),
     # ---- wrong kinds of values
     P(S(W(SUM, block="256")), FILE, "reduce[0].block", r"integer|string", id="block_is_a_string"),
-    P('prefix = "v"\n[[reduce]]\nop = "sum"\ntype = "f32"\nblock = 256.0\n', FILE, "reduce[0].block",
-      r"integer|number|float", id="block_is_a_float"),
+    P(
+        'prefix = "v"\n[[reduce]]\nop = "sum"\ntype = "f32"\nblock = 256.0\n',
+        FILE,
+        "reduce[0].block",
+        r"integer|number|float",
+        id="block_is_a_float",
+    ),
     P(S(W(SUM, items=True)), FILE, "reduce[0].items", r"integer|bool", id="items_is_a_boolean"),
     P(S({"op": 3, "type": "f32"}), FILE, "reduce[0].op", r"string|integer", id="op_is_an_integer"),
     P(S({"op": [], "type": "f32"}), FILE, "reduce[0].op", r"empty|list", id="op_is_an_empty_list"),
     P(S({"op": "sum", "type": 32}), FILE, "reduce[0].type", r"string|integer", id="type_is_an_integer"),
     P(S(SUM, types=[W(PAIR_T, size="8")]), FILE, "type[0].size", r"integer|string", id="size_is_a_string"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, commutative="no")]), FILE, "operator[0].commutative",
-      r"true|false|bool", id="commutative_is_a_string"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, identity=0)]), FILE, "operator[0].identity",
-      r"string|integer", id="identity_is_an_integer"),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, commutative="no")]),
+        FILE,
+        "operator[0].commutative",
+        r"true|false|bool",
+        id="commutative_is_a_string",
+    ),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, identity=0)]),
+        FILE,
+        "operator[0].identity",
+        r"string|integer",
+        id="identity_is_an_integer",
+    ),
     # ---- [[type]]
     P(S(SUM, types=[W(PAIR_T, size=None)]), FILE, "type[0].size", r"missing|required", id="type_missing_size"),
     P(S(SUM, types=[W(PAIR_T, size=0)]), FILE, "type[0].size", r"\b0\b", id="type_size_0"),
     P(S(SUM, types=[W(PAIR_T, size=-8)]), FILE, "type[0].size", r"-8", id="type_size_negative"),
-    P(S(SUM, types=[W(PAIR_T, c="typedef struct { float x, y; } pear;")]), FILE, "type[0].c", r"pair",
-      id="type_c_does_not_define_name"),
-    P(S(SUM, types=[W(PAIR_T, c="typedef struct { float x, y; } pairs;")]), FILE, "type[0].c", r"pair",
-      id="type_c_defines_longer_name"),
+    P(
+        S(SUM, types=[W(PAIR_T, c="typedef struct { float x, y; } pear;")]),
+        FILE,
+        "type[0].c",
+        r"pair",
+        id="type_c_does_not_define_name",
+    ),
+    P(
+        S(SUM, types=[W(PAIR_T, c="typedef struct { float x, y; } pairs;")]),
+        FILE,
+        "type[0].c",
+        r"pair",
+        id="type_c_defines_longer_name",
+    ),
     P(S(SUM, types=[W(PAIR_T, c=None)]), FILE, "type[0].c", r"missing|required", id="type_missing_c"),
     P(S(SUM, types=[W(PAIR_T, name=None)]), FILE, "type[0].name", r"missing|required", id="type_missing_name"),
     P(S(SUM, types=[W(PAIR_T, name="my pair")]), FILE, "type[0].name", r"my pair", id="type_name_not_identifier"),
-    P(S(SUM, types=[{"name": "f32", "size": 4, "c": "typedef float f32;"}]), FILE, "type[0].name", r"f32",
-      id="type_redefines_builtin"),
+    P(
+        S(SUM, types=[{"name": "f32", "size": 4, "c": "typedef float f32;"}]),
+        FILE,
+        "type[0].name",
+        r"f32",
+        id="type_redefines_builtin",
+    ),
     P(S(SUM, types=[PAIR_T, PAIR_T]), FILE, "type[1].name", r"pair", id="type_defined_twice"),
     P(S(SUM, types=[W(PAIR_T, align=8)]), FILE, "type[0].align", r"unknown", id="type_unknown_key"),
     # ---- [[operator]]
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, identity=None)]), FILE, "operator[0].identity",
-      r"missing|required", id="operator_missing_identity"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, identity="  ")]), FILE, "operator[0].identity",
-      r"empty", id="operator_empty_identity"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, commutative=None)]), FILE, "operator[0].commutative",
-      r"missing|required", id="operator_missing_commutative"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, combine=None)]), FILE, "operator[0].combine",
-      r"missing|required", id="operator_missing_combine"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, type=None)]), FILE, "operator[0].type",
-      r"missing|required", id="operator_missing_type"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, type="pear")]), FILE, "operator[0].type", r"pear",
-      id="operator_unknown_type"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, name="sum")]), FILE, "operator[0].name", r"sum",
-      id="operator_redefines_builtin"),
-    P(S(SUM, types=[PAIR_T], ops=[PAIR_OP, PAIR_OP]), FILE, "operator[1].name", r"padd",
-      id="operator_defined_twice"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, name="p add")]), FILE, "operator[0].name", r"p add",
-      id="operator_name_not_identifier"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, combine_body="pair r = a; return r;")]), FILE,
-      "operator[0].combine", r"both|either|only one|one of", id="combine_and_combine_body"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, combine=None, combine_body="a.x += b.x; a.y += b.y;")]), FILE,
-      "operator[0].combine_body", r"return", id="combine_body_without_return"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, lift="{x, x}")]), FILE, "operator[0].lift", r"input",
-      id="lift_without_input"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, lift_body="pair r = {x, x}; return r;")]), FILE,
-      "operator[0].lift", r"input", id="lift_body_without_input"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, input="f33", lift="{x, x}")]), FILE, "operator[0].input",
-      r"f33", id="input_of_unknown_type"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, input="f32")]), FILE, "operator[0].lift",
-      r"missing|required", id="input_without_lift"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, associative=True)]), FILE, "operator[0].associative",
-      r"unknown", id="operator_unknown_key"),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, identity=None)]),
+        FILE,
+        "operator[0].identity",
+        r"missing|required",
+        id="operator_missing_identity",
+    ),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, identity="  ")]),
+        FILE,
+        "operator[0].identity",
+        r"empty",
+        id="operator_empty_identity",
+    ),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, commutative=None)]),
+        FILE,
+        "operator[0].commutative",
+        r"missing|required",
+        id="operator_missing_commutative",
+    ),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, combine=None)]),
+        FILE,
+        "operator[0].combine",
+        r"missing|required",
+        id="operator_missing_combine",
+    ),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, type=None)]),
+        FILE,
+        "operator[0].type",
+        r"missing|required",
+        id="operator_missing_type",
+    ),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, type="pear")]),
+        FILE,
+        "operator[0].type",
+        r"pear",
+        id="operator_unknown_type",
+    ),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, name="sum")]),
+        FILE,
+        "operator[0].name",
+        r"sum",
+        id="operator_redefines_builtin",
+    ),
+    P(S(SUM, types=[PAIR_T], ops=[PAIR_OP, PAIR_OP]), FILE, "operator[1].name", r"padd", id="operator_defined_twice"),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, name="p add")]),
+        FILE,
+        "operator[0].name",
+        r"p add",
+        id="operator_name_not_identifier",
+    ),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, combine_body="pair r = a; return r;")]),
+        FILE,
+        "operator[0].combine",
+        r"both|either|only one|one of",
+        id="combine_and_combine_body",
+    ),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, combine=None, combine_body="a.x += b.x; a.y += b.y;")]),
+        FILE,
+        "operator[0].combine_body",
+        r"return",
+        id="combine_body_without_return",
+    ),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, lift="{x, x}")]),
+        FILE,
+        "operator[0].lift",
+        r"input",
+        id="lift_without_input",
+    ),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, lift_body="pair r = {x, x}; return r;")]),
+        FILE,
+        "operator[0].lift",
+        r"input",
+        id="lift_body_without_input",
+    ),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, input="f33", lift="{x, x}")]),
+        FILE,
+        "operator[0].input",
+        r"f33",
+        id="input_of_unknown_type",
+    ),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, input="f32")]),
+        FILE,
+        "operator[0].lift",
+        r"missing|required",
+        id="input_without_lift",
+    ),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, associative=True)]),
+        FILE,
+        "operator[0].associative",
+        r"unknown",
+        id="operator_unknown_key",
+    ),
     # ---- names that would break the header (issue 13)
-    *[P(S(SUM, types=[{"name": n, "size": 4, "c": f"typedef struct {{ float x; }} {n};"}]), FILE, "type[0].name",
-        re.escape(n), why, id=f"type_named_{n}")
-      for n, why in [("float", "keyword"), ("int", "keyword"), ("size_t", "standard|CUDA"),
-                     ("int32_t", "standard|CUDA"), ("float4", "standard|CUDA"), ("dim3", "standard|CUDA"),
-                     ("class", "keyword"), ("_Pair", "reserved")]],
-    *[P(S(SUM, prefix=n), FILE, "prefix", re.escape(n), why, id=f"prefix_{n}")
-      for n, why in [("int", "keyword"), ("math", "shadows"), ("stdint", "shadows"), ("limits", "shadows"),
-                     ("cuda_runtime", "shadows"), ("String", "shadows")]],
+    *[
+        P(
+            S(SUM, types=[{"name": n, "size": 4, "c": f"typedef struct {{ float x; }} {n};"}]),
+            FILE,
+            "type[0].name",
+            re.escape(n),
+            why,
+            id=f"type_named_{n}",
+        )
+        for n, why in [
+            ("float", "keyword"),
+            ("int", "keyword"),
+            ("size_t", "standard|CUDA"),
+            ("int32_t", "standard|CUDA"),
+            ("float4", "standard|CUDA"),
+            ("dim3", "standard|CUDA"),
+            ("class", "keyword"),
+            ("_Pair", "reserved"),
+        ]
+    ],
+    *[
+        P(S(SUM, prefix=n), FILE, "prefix", re.escape(n), why, id=f"prefix_{n}")
+        for n, why in [
+            ("int", "keyword"),
+            ("math", "shadows"),
+            ("stdint", "shadows"),
+            ("limits", "shadows"),
+            ("cuda_runtime", "shadows"),
+            ("String", "shadows"),
+        ]
+    ],
     P(S(SUM), CLI, "--prefix", r"math", r"shadows", args=["--prefix", "math"], id="cli_prefix_math"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, summary="pair sum */ #error")]), FILE, "operator[0].summary",
-      r"comment", id="summary_ends_a_comment"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, summary="pair /* sum")]), FILE, "operator[0].summary",
-      r"comment", id="summary_opens_a_comment"),
-    P(S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, summary="pair\nsum")]), FILE, "operator[0].summary",
-      r"comment", id="summary_with_a_newline"),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, summary="pair sum */ #error")]),
+        FILE,
+        "operator[0].summary",
+        r"comment",
+        id="summary_ends_a_comment",
+    ),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, summary="pair /* sum")]),
+        FILE,
+        "operator[0].summary",
+        r"comment",
+        id="summary_opens_a_comment",
+    ),
+    P(
+        S(SUM, types=[PAIR_T], ops=[W(PAIR_OP, summary="pair\nsum")]),
+        FILE,
+        "operator[0].summary",
+        r"comment",
+        id="summary_with_a_newline",
+    ),
     # ---- the spec's C, compiled at generation (nvcc and cc are on the PATH in these tests)
-    P(S({"op": "padd"}, types=[PAIR_T], ops=[W(PAIR_OP, identity="{0.0f, 0.0f, 1.0f}")]), FILE,
-      "operator 'padd': identity", r"excess", id="identity_with_too_many_fields"),
-    P(S({"op": "padd"}, types=[PAIR_T], ops=[W(PAIR_OP, identity="{1.0f}")]), FILE,
-      "operator 'padd': identity", r"missing initializer", id="identity_with_too_few_fields"),
-    P(S({"op": "padd"}, types=[PAIR_T], ops=[W(PAIR_OP, combine=None, combine_body="pair r = a return r;")]), FILE,
-      "operator 'padd': combine_body", r'expected a ";"', id="combine_body_syntax_error"),
-    P(S({"op": "padd"}, types=[PAIR_T], ops=[W(PAIR_OP, combine="{a.x + b.z, a.y + b.y}")]), FILE,
-      "operator 'padd': combine", r"no member|\bz\b", id="combine_unknown_field"),
-    P(S({"op": "padd"}, types=[PAIR_T], ops=[W(PAIR_OP, input="f32", lift="{x, undefined_thing}")]), FILE,
-      "operator 'padd': lift", r"undefined_thing", id="lift_undefined_identifier"),
-    P(S({"op": "padd"}, ops=[PAIR_OP], types=[W(PAIR_T, c="typedef struct { float x, y } pair;")]), FILE,
-      "type 'pair': c", r"semicolon|;", id="type_c_syntax_error"),
-    P(S({"op": "padd"}, ops=[PAIR_OP], types=[W(PAIR_T, size=12)]), FILE,
-      "type 'pair': size", r"12", id="type_size_differs_from_sizeof"),
-    P(S({"op": "padd"}, ops=[PAIR_OP], types=[W(PAIR_T, c="struct pair { float x = 0, y = 0; }; typedef struct pair pair;")]),
-      FILE, "type 'pair': c", r".", id="type_c_is_not_c"),
+    P(
+        S({"op": "padd"}, types=[PAIR_T], ops=[W(PAIR_OP, identity="{0.0f, 0.0f, 1.0f}")]),
+        FILE,
+        "operator 'padd': identity",
+        r"excess",
+        id="identity_with_too_many_fields",
+    ),
+    P(
+        S({"op": "padd"}, types=[PAIR_T], ops=[W(PAIR_OP, identity="{1.0f}")]),
+        FILE,
+        "operator 'padd': identity",
+        r"missing initializer",
+        id="identity_with_too_few_fields",
+    ),
+    P(
+        S({"op": "padd"}, types=[PAIR_T], ops=[W(PAIR_OP, combine=None, combine_body="pair r = a return r;")]),
+        FILE,
+        "operator 'padd': combine_body",
+        r'expected a ";"',
+        id="combine_body_syntax_error",
+    ),
+    P(
+        S({"op": "padd"}, types=[PAIR_T], ops=[W(PAIR_OP, combine="{a.x + b.z, a.y + b.y}")]),
+        FILE,
+        "operator 'padd': combine",
+        r"no member|\bz\b",
+        id="combine_unknown_field",
+    ),
+    P(
+        S({"op": "padd"}, types=[PAIR_T], ops=[W(PAIR_OP, input="f32", lift="{x, undefined_thing}")]),
+        FILE,
+        "operator 'padd': lift",
+        r"undefined_thing",
+        id="lift_undefined_identifier",
+    ),
+    P(
+        S({"op": "padd"}, ops=[PAIR_OP], types=[W(PAIR_T, c="typedef struct { float x, y } pair;")]),
+        FILE,
+        "type 'pair': c",
+        r"semicolon|;",
+        id="type_c_syntax_error",
+    ),
+    P(
+        S({"op": "padd"}, ops=[PAIR_OP], types=[W(PAIR_T, size=12)]),
+        FILE,
+        "type 'pair': size",
+        r"12",
+        id="type_size_differs_from_sizeof",
+    ),
+    P(
+        S(
+            {"op": "padd"},
+            ops=[PAIR_OP],
+            types=[W(PAIR_T, c="struct pair { float x = 0, y = 0; }; typedef struct pair pair;")],
+        ),
+        FILE,
+        "type 'pair': c",
+        r".",
+        id="type_c_is_not_c",
+    ),
     # ---- the command line
     P(S(SUM), CLI, "--output", r"file, not a folder", args=["-o", "SPECFILE"], id="cli_out_is_a_file"),
     P(S(SUM), CLI, "--reduce sum", r"OP:TYPE|expected", args=["--reduce", "sum"], id="cli_reduce_without_type"),
     P(S(SUM), CLI, "--reduce sum:f32:x9", r"x9", args=["--reduce", "sum:f32:x9"], id="cli_reduce_bad_part"),
     P(S(SUM), CLI, "--reduce :f32", r"OP:TYPE|expected", args=["--reduce", ":f32"], id="cli_reduce_empty_op"),
-    P(S(SUM), CLI, "--reduce sum:f32:b", r"\bb\b|bBLOCK", args=["--reduce", "sum:f32:b"],
-      id="cli_reduce_b_without_number"),
-    P(S(SUM), CLI, "--reduce min:f32:", r"''|empty|OP:TYPE", args=["--reduce", "min:f32:"],
-      id="cli_reduce_trailing_colon"),
+    P(
+        S(SUM),
+        CLI,
+        "--reduce sum:f32:b",
+        r"\bb\b|bBLOCK",
+        args=["--reduce", "sum:f32:b"],
+        id="cli_reduce_b_without_number",
+    ),
+    P(
+        S(SUM),
+        CLI,
+        "--reduce min:f32:",
+        r"''|empty|OP:TYPE",
+        args=["--reduce", "min:f32:"],
+        id="cli_reduce_trailing_colon",
+    ),
     P(S(SUM), CLI, "--reduce min:f33", r"f33", args=["--reduce", "min:f33"], id="cli_reduce_unknown_type"),
-    P(S(SUM), CLI, "--reduce min:f32:b300", r"\b300\b", args=["--reduce", "min:f32:b300"],
-      id="cli_reduce_block_300"),
-    P(S(SUM), CLI, "--reduce min:f32:t65", r"\b65\b", args=["--reduce", "min:f32:t65"],
-      id="cli_reduce_items_65"),
-    P(S(SUM), CLI, "--reduce and:f32", r"\band\b", args=["--reduce", "and:f32"],
-      id="cli_reduce_not_applicable"),
-    P(S(SUM), CLI, "--reduce sum:f32", r"v_reduce_sum_f32.*reduce\[0\].*drop one", args=["--reduce", "sum:f32"],
-      id="cli_reduce_duplicates_file_entry"),
-    P(S(SUM), CLI, "--reduce min:f32", r"v_reduce_min_f32.*--reduce min:f32.*drop one",
-      args=["--reduce", "min:f32", "--reduce", "min:f32"], id="cli_reduce_given_twice"),
-    P(S(SUM), CLI, "--reduce min:f32:b256:b128", r"'b128' conflicts with 'b256'",
-      args=["--reduce", "min:f32:b256:b128"], id="cli_reduce_two_blocks"),
-    P(S(SUM), CLI, "--reduce min:f32:t4:t8", r"'t8' conflicts with 't4'",
-      args=["--reduce", "min:f32:t4:t8"], id="cli_reduce_two_items"),
-    P(S(SUM), CLI, "--reduce min:f32:b0256", r"leading zero", args=["--reduce", "min:f32:b0256"],
-      id="cli_reduce_leading_zero"),
-    P(S(SUM), CLI, "--scan sum:f32:inclusive:exclusive", r"'exclusive' conflicts with 'inclusive'",
-      args=["--scan", "sum:f32:inclusive:exclusive"], id="cli_scan_two_kinds"),
+    P(S(SUM), CLI, "--reduce min:f32:b300", r"\b300\b", args=["--reduce", "min:f32:b300"], id="cli_reduce_block_300"),
+    P(S(SUM), CLI, "--reduce min:f32:t65", r"\b65\b", args=["--reduce", "min:f32:t65"], id="cli_reduce_items_65"),
+    P(S(SUM), CLI, "--reduce and:f32", r"\band\b", args=["--reduce", "and:f32"], id="cli_reduce_not_applicable"),
+    P(
+        S(SUM),
+        CLI,
+        "--reduce sum:f32",
+        r"v_reduce_sum_f32.*reduce\[0\].*drop one",
+        args=["--reduce", "sum:f32"],
+        id="cli_reduce_duplicates_file_entry",
+    ),
+    P(
+        S(SUM),
+        CLI,
+        "--reduce min:f32",
+        r"v_reduce_min_f32.*--reduce min:f32.*drop one",
+        args=["--reduce", "min:f32", "--reduce", "min:f32"],
+        id="cli_reduce_given_twice",
+    ),
+    P(
+        S(SUM),
+        CLI,
+        "--reduce min:f32:b256:b128",
+        r"'b128' conflicts with 'b256'",
+        args=["--reduce", "min:f32:b256:b128"],
+        id="cli_reduce_two_blocks",
+    ),
+    P(
+        S(SUM),
+        CLI,
+        "--reduce min:f32:t4:t8",
+        r"'t8' conflicts with 't4'",
+        args=["--reduce", "min:f32:t4:t8"],
+        id="cli_reduce_two_items",
+    ),
+    P(
+        S(SUM),
+        CLI,
+        "--reduce min:f32:b0256",
+        r"leading zero",
+        args=["--reduce", "min:f32:b0256"],
+        id="cli_reduce_leading_zero",
+    ),
+    P(
+        S(SUM),
+        CLI,
+        "--scan sum:f32:inclusive:exclusive",
+        r"'exclusive' conflicts with 'inclusive'",
+        args=["--scan", "sum:f32:inclusive:exclusive"],
+        id="cli_scan_two_kinds",
+    ),
     P(S(SUM), CLI, "--prefix", r"9a", args=["--prefix", "9a"], id="cli_prefix_not_identifier"),
     P(S(SUM), CLI, "--prefix", r"__v", args=["--prefix", "__v"], id="cli_prefix_reserved"),
     P(NO_SPEC, CLI, "--prefix", r"missing|give", args=["--reduce", "sum:f32"], id="cli_no_spec_no_prefix"),
-    P(NO_SPEC, CLI, "--reduce sum", r"OP:TYPE|expected", args=["--prefix", "v", "--reduce", "sum"],
-      id="cli_no_spec_bad_reduce"),
+    P(
+        NO_SPEC,
+        CLI,
+        "--reduce sum",
+        r"OP:TYPE|expected",
+        args=["--prefix", "v", "--reduce", "sum"],
+        id="cli_no_spec_bad_reduce",
+    ),
     P(NO_SPEC, CLI, None, r"spec|--reduce", id="cli_nothing_to_do"),
     P(S(SUM), CLI, None, r"--bogus", args=["--bogus"], id="cli_unknown_option"),
 ]
@@ -277,10 +596,10 @@ def assert_one_error_line(r, source, key, problems):
     line = lines[0]
     assert line.startswith("error: "), line
     assert source in line, f"the line should name the source {source!r}: {line}"
-    rest = line[line.index(source) + len(source):]
+    rest = line[line.index(source) + len(source) :]
     if key is not None:
         assert key in rest, f"the line should name the key {key!r} after the source: {line}"
-        rest = rest[rest.index(key) + len(key):]
+        rest = rest[rest.index(key) + len(key) :]
     assert rest.strip(" :"), f"the line should say what is wrong: {line}"
     for pattern in problems:
         assert re.search(pattern, rest, re.IGNORECASE), f"expected /{pattern}/ in the problem: {line}"
@@ -290,7 +609,7 @@ def assert_one_error_line(r, source, key, problems):
 def test_malformed_input_is_one_error_line_and_writes_nothing(tmp_path, spec, args, source, key, problems):
     path = _make_spec(tmp_path, spec)
     out, inc = tmp_path / "out", tmp_path / "inc"
-    if "SPECFILE" in args:      # an output folder that is a file: the spec file itself
+    if "SPECFILE" in args:  # an output folder that is a file: the spec file itself
         args = [path if a == "SPECFILE" else a for a in args]
         key = str(path)
         argv = [path, "--header-dir", inc] + args
@@ -306,24 +625,41 @@ def test_malformed_input_is_one_error_line_and_writes_nothing(tmp_path, spec, ar
 
 def test_base_tables_of_the_cases_are_valid(tmp_path):
     """The error cases are variations of these: on their own they must generate."""
-    spec = write_spec(tmp_path / "ok.toml",
-                      S(SUM, {"op": "padd"}, {"op": "bigop", "items": 8}, {"op": "mat3mul", "items": 16},
-                        types=[PAIR_T, BIG_T, MAT3_T], ops=[PAIR_OP, BIG_OP, MAT3_OP]))
+    spec = write_spec(
+        tmp_path / "ok.toml",
+        S(
+            SUM,
+            {"op": "padd"},
+            {"op": "bigop", "items": 8},
+            {"op": "mat3mul", "items": 16},
+            types=[PAIR_T, BIG_T, MAT3_T],
+            ops=[PAIR_OP, BIG_OP, MAT3_OP],
+        ),
+    )
     gen_ok(spec, "-o", tmp_path / "out", "--reduce", "min:f32:b128:t4")
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert names == ["v.h", "v_reduce_bigop_big.cu", "v_reduce_mat3mul_mat3u.cu", "v_reduce_min_f32.cu",
-                     "v_reduce_padd_pair.cu", "v_reduce_sum_f32.cu"]
+    assert names == [
+        "v.h",
+        "v_reduce_bigop_big.cu",
+        "v_reduce_mat3mul_mat3u.cu",
+        "v_reduce_min_f32.cu",
+        "v_reduce_padd_pair.cu",
+        "v_reduce_sum_f32.cu",
+    ]
 
 
 def _snapshot(d):
     return {p.relative_to(d): (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(d.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("bad", [
-    pytest.param(S(SUM, {"op": "min", "type": "f32", "block": 300}), id="second_table_bad"),
-    pytest.param(S(SUM, types=[W(PAIR_T, size=0)]), id="bad_type"),
-    pytest.param('prefix = "v"\n[[reduce]\n', id="invalid_toml"),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        pytest.param(S(SUM, {"op": "min", "type": "f32", "block": 300}), id="second_table_bad"),
+        pytest.param(S(SUM, types=[W(PAIR_T, size=0)]), id="bad_type"),
+        pytest.param('prefix = "v"\n[[reduce]\n', id="invalid_toml"),
+    ],
+)
 def test_error_leaves_existing_output_untouched(tmp_path, bad):
     """An earlier good output must survive a failed run unchanged (no stale-file cleanup,
     no partially written file)."""
@@ -342,8 +678,10 @@ def test_error_leaves_existing_output_untouched(tmp_path, bad):
 
 def test_error_is_reported_before_any_output_even_for_the_last_entry(tmp_path):
     """Many valid instances and one bad one at the very end: still nothing written."""
-    spec = S({"op": ["sum", "min", "max", "prod"], "type": ["i32", "u32", "f32", "f64"]},
-             {"op": "sum", "type": "u8", "items": 70})
+    spec = S(
+        {"op": ["sum", "min", "max", "prod"], "type": ["i32", "u32", "f32", "f64"]},
+        {"op": "sum", "type": "u8", "items": 70},
+    )
     path = write_spec(tmp_path / "spec.toml", spec)
     out = tmp_path / "out"
     r = run_gen(path, "-o", out)
@@ -359,7 +697,6 @@ def test_error_line_is_not_wrapped_for_long_toml_errors(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-
 def test_segmented_reduce_too_wide_for_shared_memory_is_an_error(tmp_path):
     """A segmented reduce whose tile is not held in shared memory keeps its folds there instead:
     one that would not fit is refused, not left to fail in ptxas."""
@@ -370,8 +707,15 @@ def test_segmented_reduce_too_wide_for_shared_memory_is_an_error(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("arg,pattern", [("sum:f32:x", r"'x' is neither"), ("sum", r"OP:TYPE"),
-                                         ("sum:f32:b100", r"power of two"), ("sum:q32", r"unknown type")])
+@pytest.mark.parametrize(
+    "arg,pattern",
+    [
+        ("sum:f32:x", r"'x' is neither"),
+        ("sum", r"OP:TYPE"),
+        ("sum:f32:b100", r"power of two"),
+        ("sum:q32", r"unknown type"),
+    ],
+)
 def test_command_line_scan_errors(tmp_path, arg, pattern):
     r = run_gen("--prefix", "v", "--scan", arg, "-o", tmp_path / "out")
     assert_one_error_line(r, CLI, None, [pattern])
@@ -393,9 +737,11 @@ def test_every_block_size_has_a_default_tile(tmp_path, prim, block):
     """No combination of a block size with the default items is refused."""
     types = [{"name": "mat3u", "size": 36, "c": "typedef struct { uint32_t m[9]; } mat3u;"}]
     ops = [dict(MAT3_OP)]
-    table = [{"op": ["sum", "argmax", "ksum"], "type": ["f32", "f64"], "block": block},
-             {"op": ["sum", "xor"], "type": ["u8", "i16", "u64"], "block": block},
-             {"op": "mat3mul", "block": block}]
+    table = [
+        {"op": ["sum", "argmax", "ksum"], "type": ["f32", "f64"], "block": block},
+        {"op": ["sum", "xor"], "type": ["u8", "i16", "u64"], "block": block},
+        {"op": "mat3mul", "block": block},
+    ]
     spec = {"prefix": "v", "type": types, "operator": ops, prim: table}
     if prim == "segscan":
         table.append({"op": "sum", "type": "f32", "heads": "keys", "key": "i64", "block": block, "name": "k"})

@@ -44,8 +44,9 @@ def assert_one_error_line(r: subprocess.CompletedProcess):
 
 def run_gen(*args, timeout=120) -> subprocess.CompletedProcess:
     """`python3 -m assocgen ARGS` from the repository root."""
-    return subprocess.run([sys.executable, "-m", "assocgen", *map(str, args)], cwd=REPO,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "assocgen", *map(str, args)], cwd=REPO, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def gen_ok(*args) -> subprocess.CompletedProcess:
@@ -63,13 +64,14 @@ def public_names(spec, *extra) -> list:
 
 # ---- writing TOML (tomllib only reads) ----
 
+
 def _value(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):
         return str(v)
     if isinstance(v, str):
-        return json.dumps(v)          # a JSON string is a valid TOML basic string
+        return json.dumps(v)  # a JSON string is a valid TOML basic string
     if isinstance(v, list):
         return "[" + ", ".join(_value(x) for x in v) + "]"
     raise TypeError(f"cannot write {v!r} as TOML")
@@ -116,16 +118,19 @@ def matrix_spec(prefix="mx") -> dict:
         types += data.get("type", [])
         operators += data.get("operator", [])
     reduces = [{"op": ops, "type": t, "block": 256} for t, ops in OPS_FOR.items()]
-    shaped = [("sum", "f32", (1, 4, 16)), ("sum", "u8", (1, 4, 16)),
-              ("mat2mul", None, (1, 4)), ("welford", None, (1, 4, 16))]
+    shaped = [
+        ("sum", "f32", (1, 4, 16)),
+        ("sum", "u8", (1, 4, 16)),
+        ("mat2mul", None, (1, 4)),
+        ("welford", None, (1, 4, 16)),
+    ]
     for op, ty, items_list in shaped:
         for block in BLOCKS:
             for items in items_list:
                 entry = {"op": op}
                 if ty:
                     entry["type"] = ty
-                entry.update(block=block, items=items,
-                             name=f"{op}_{ty or 'user'}_b{block}_t{items}")
+                entry.update(block=block, items=items, name=f"{op}_{ty or 'user'}_b{block}_t{items}")
                 reduces.append(entry)
     # every user operator of the two examples, default shape
     reduces += [{"op": o["name"]} for o in operators]
@@ -135,34 +140,63 @@ def matrix_spec(prefix="mx") -> dict:
     # the user operators in each, and block/tile shapes
     scans = [{"op": ops, "type": t, "kind": both} for t, ops in OPS_FOR.items()]
     scans += [{"op": user, "kind": both}]
-    segscans = [{"op": ["sum", "argmin", "ksum"], "type": "f64", "kind": both},
-                {"op": ["sum", "xor"], "type": ["u8", "i32"], "kind": both},
-                {"op": ["min", "sum"], "type": "f32", "heads": "keys", "key": "i64", "kind": both},
-                {"op": "max", "type": "u16", "heads": "keys", "key": "u8"},
-                {"op": user, "kind": both}, {"op": user, "heads": "keys", "key": "i32"}]
-    segreduces = [{"op": ["sum", "argmax", "ksum"], "type": "f32", "offset": "i32"},
-                  {"op": ["min", "and"], "type": ["u8", "i64"], "offset": "u64"},
-                  {"op": ["sum", "argmin"], "type": ["i16", "f64"], "by": "keys", "key": "u32"},
-                  {"op": user}, {"op": user, "by": "keys", "key": "i16"}]
+    segscans = [
+        {"op": ["sum", "argmin", "ksum"], "type": "f64", "kind": both},
+        {"op": ["sum", "xor"], "type": ["u8", "i32"], "kind": both},
+        {"op": ["min", "sum"], "type": "f32", "heads": "keys", "key": "i64", "kind": both},
+        {"op": "max", "type": "u16", "heads": "keys", "key": "u8"},
+        {"op": user, "kind": both},
+        {"op": user, "heads": "keys", "key": "i32"},
+    ]
+    segreduces = [
+        {"op": ["sum", "argmax", "ksum"], "type": "f32", "offset": "i32"},
+        {"op": ["min", "and"], "type": ["u8", "i64"], "offset": "u64"},
+        {"op": ["sum", "argmin"], "type": ["i16", "f64"], "by": "keys", "key": "u32"},
+        {"op": user},
+        {"op": user, "by": "keys", "key": "i16"},
+    ]
     for block in BLOCKS:
         for items in (1, 4, 16):
-            scans.append({"op": "sum", "type": "f32", "block": block, "items": items,
-                          "name": f"scan_f32_b{block}_t{items}"})
+            scans.append(
+                {"op": "sum", "type": "f32", "block": block, "items": items, "name": f"scan_f32_b{block}_t{items}"}
+            )
         for items in (1, 8):
-            segscans.append({"op": "mat2mul", "heads": "keys", "key": "i32", "block": block, "items": items,
-                             "kind": "exclusive", "name": f"exsegscan_mat2_b{block}_t{items}"})
-            segreduces.append({"op": "sum", "type": "i32", "block": block, "items": items,
-                               "name": f"segreduce_i32_b{block}_t{items}"})
-    return {"prefix": prefix, "type": types, "operator": operators, "reduce": reduces, "scan": scans,
-            "segscan": segscans, "segreduce": segreduces}
+            segscans.append(
+                {
+                    "op": "mat2mul",
+                    "heads": "keys",
+                    "key": "i32",
+                    "block": block,
+                    "items": items,
+                    "kind": "exclusive",
+                    "name": f"exsegscan_mat2_b{block}_t{items}",
+                }
+            )
+            segreduces.append(
+                {"op": "sum", "type": "i32", "block": block, "items": items, "name": f"segreduce_i32_b{block}_t{items}"}
+            )
+    return {
+        "prefix": prefix,
+        "type": types,
+        "operator": operators,
+        "reduce": reduces,
+        "scan": scans,
+        "segscan": segscans,
+        "segreduce": segreduces,
+    }
 
 
 # ---- compiling ----
 
+
 def nvcc_compile(cu: Path, incdir: Path, extra=()) -> subprocess.CompletedProcess:
     obj = Path(cu).with_suffix(".o")
-    return subprocess.run([NVCC, *NVCC_FLAGS, *extra, f"-I{incdir}", "-c", str(cu), "-o", str(obj)],
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [NVCC, *NVCC_FLAGS, *extra, f"-I{incdir}", "-c", str(cu), "-o", str(obj)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def nvcc_compile_all(sources, incdir: Path, jobs=None) -> dict:
@@ -171,4 +205,4 @@ def nvcc_compile_all(sources, incdir: Path, jobs=None) -> dict:
     sources = list(sources)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         results = list(pool.map(lambda s: nvcc_compile(s, incdir), sources))
-    return dict(zip(sources, results))
+    return dict(zip(sources, results, strict=True))

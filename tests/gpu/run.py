@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 try:
     from assocgen import emit
-    from assocgen.operators import BUILTIN_OPERATORS, FLOATS, INTEGERS
+    from assocgen.operators import BUILTIN_OPERATORS, INTEGERS
     from assocgen.spec import parse
 except ImportError as e:
     sys.exit(f"error: {e}: install the generator first (pip install -e . from the repository root)")
@@ -36,16 +36,27 @@ ARCH = os.environ.get("ARCH", "sm_90")
 
 SMALL = [0, 1, 2, 31, 32, 33, 1000, 4097, 12289, (1 << 20) + 7]
 LARGE = [1 << 28]
-PAST_2_31 = (1 << 31) + 17          # one run past 2^31 elements of a 1-byte type
+PAST_2_31 = (1 << 31) + 17  # one run past 2^31 elements of a 1-byte type
 
 
 # each kernel shape under memcheck and racecheck: reduce striped, blocked (non-commutative), a pair
 # accumulator, a one-warp block, a multi-word shuffle; scans with 16-byte staging, a wide exclusive
 # one, a one-warp block
-SANITIZED = ("t_reduce_sum_f32", "t_mat2mul_b256_t4", "t_reduce_argmin_f64", "t_sum_f32_b32_t1",
-             "t_reduce_mat3mul_mat3u", "t_scan_sum_f32", "t_exscan_mat2mul_mat2u", "t_scan_i32_b32_t3",
-             "t_segscan_sum_f32", "t_exsegscan_mat2mul_mat2u_by_u8", "t_segreduce_sum_f32",
-             "t_reduce_mat2mul_mat2u_by_i64", "t_segreduce_i32_b32_t3")
+SANITIZED = (
+    "t_reduce_sum_f32",
+    "t_mat2mul_b256_t4",
+    "t_reduce_argmin_f64",
+    "t_sum_f32_b32_t1",
+    "t_reduce_mat3mul_mat3u",
+    "t_scan_sum_f32",
+    "t_exscan_mat2mul_mat2u",
+    "t_scan_i32_b32_t3",
+    "t_segscan_sum_f32",
+    "t_exsegscan_mat2mul_mat2u_by_u8",
+    "t_segreduce_sum_f32",
+    "t_reduce_mat2mul_mat2u_by_i64",
+    "t_segreduce_i32_b32_t3",
+)
 
 
 def spec_dict():
@@ -59,14 +70,17 @@ def spec_dict():
         data["reduce"].append({"op": op, "type": list(types)})
     for block in (32, 64, 128, 512, 1024):
         for items in (1, 4, 16):
-            data["reduce"].append({"op": "sum", "type": "f32", "block": block, "items": items,
-                                   "name": f"sum_f32_b{block}_t{items}"})
-            data["reduce"].append({"op": "max", "type": "u8", "block": block, "items": items,
-                                   "name": f"max_u8_b{block}_t{items}"})
+            data["reduce"].append(
+                {"op": "sum", "type": "f32", "block": block, "items": items, "name": f"sum_f32_b{block}_t{items}"}
+            )
+            data["reduce"].append(
+                {"op": "max", "type": "u8", "block": block, "items": items, "name": f"max_u8_b{block}_t{items}"}
+            )
     for block in (32, 128, 256, 1024):
         for items in (1, 2, 4, 8):
-            data["reduce"].append({"op": "mat2mul", "block": block, "items": items,
-                                   "name": f"mat2mul_b{block}_t{items}"})
+            data["reduce"].append(
+                {"op": "mat2mul", "block": block, "items": items, "name": f"mat2mul_b{block}_t{items}"}
+            )
     for op in ("mat3mul", "welford", "minmax"):
         data["reduce"].append({"op": op})
     data["reduce"].append({"op": "argmin", "type": "f32", "block": 64, "items": 3, "name": "argmin_f32_b64_t3"})
@@ -85,10 +99,18 @@ def spec_dict():
     data["scan"].append({"op": "max", "type": "i16", "items": 24, "kind": "exclusive", "name": "exscan_i16_t24"})
     for block in (32, 128, 512, 1024):
         for items in (1, 3, 8):
-            data["scan"].append({"op": "sum", "type": "i32", "block": block, "items": items,
-                                 "name": f"scan_i32_b{block}_t{items}"})
-            data["scan"].append({"op": "mat2mul", "block": block, "items": items, "kind": "exclusive",
-                                 "name": f"exscan_mat2_b{block}_t{items}"})
+            data["scan"].append(
+                {"op": "sum", "type": "i32", "block": block, "items": items, "name": f"scan_i32_b{block}_t{items}"}
+            )
+            data["scan"].append(
+                {
+                    "op": "mat2mul",
+                    "block": block,
+                    "items": items,
+                    "kind": "exclusive",
+                    "name": f"exscan_mat2_b{block}_t{items}",
+                }
+            )
     # segmented scans: by flags and by keys, both kinds, builtin and user operators, shapes
     both = ["inclusive", "exclusive"]
     data["segscan"] = [
@@ -101,10 +123,20 @@ def spec_dict():
     ]
     for block in (32, 128, 1024):
         for items in (1, 3, 16):
-            data["segscan"].append({"op": "sum", "type": "i32", "block": block, "items": items,
-                                    "name": f"segscan_i32_b{block}_t{items}"})
-            data["segscan"].append({"op": "mat2mul", "block": block, "items": items, "heads": "keys",
-                                    "key": "i16", "kind": "exclusive", "name": f"exsegscan_mat2_b{block}_t{items}"})
+            data["segscan"].append(
+                {"op": "sum", "type": "i32", "block": block, "items": items, "name": f"segscan_i32_b{block}_t{items}"}
+            )
+            data["segscan"].append(
+                {
+                    "op": "mat2mul",
+                    "block": block,
+                    "items": items,
+                    "heads": "keys",
+                    "key": "i16",
+                    "kind": "exclusive",
+                    "name": f"exsegscan_mat2_b{block}_t{items}",
+                }
+            )
     # segment results: by offsets (CSR) and by keys
     data["segreduce"] = [
         {"op": ["sum", "min", "argmin", "ksum"], "type": "f32", "offset": "i32"},
@@ -117,10 +149,26 @@ def spec_dict():
     ]
     for block in (32, 128, 1024):
         for items in (1, 3, 8):
-            data["segreduce"].append({"op": "sum", "type": "i32", "block": block, "items": items, "offset": "i32",
-                                      "name": f"segreduce_i32_b{block}_t{items}"})
-            data["segreduce"].append({"op": "mat2mul", "block": block, "items": items, "by": "keys",
-                                      "key": "u32", "name": f"reduce_mat2_by_key_b{block}_t{items}"})
+            data["segreduce"].append(
+                {
+                    "op": "sum",
+                    "type": "i32",
+                    "block": block,
+                    "items": items,
+                    "offset": "i32",
+                    "name": f"segreduce_i32_b{block}_t{items}",
+                }
+            )
+            data["segreduce"].append(
+                {
+                    "op": "mat2mul",
+                    "block": block,
+                    "items": items,
+                    "by": "keys",
+                    "key": "u32",
+                    "name": f"reduce_mat2_by_key_b{block}_t{items}",
+                }
+            )
     return data
 
 
@@ -128,8 +176,12 @@ def case_expr(inst):
     """The driver's reference for an instance (test code may look at operator names)."""
     op, t = inst.op, inst.op.in_type
     if op.name in ("mat2mul", "mat3mul", "welford", "minmax"):
-        return {"mat2mul": "Mat2Case{}", "mat3mul": "Mat3Case{}", "welford": "WelfordCase{}",
-                "minmax": "MinMaxPairCase{}"}[op.name]
+        return {
+            "mat2mul": "Mat2Case{}",
+            "mat3mul": "Mat3Case{}",
+            "welford": "WelfordCase{}",
+            "minmax": "MinMaxPairCase{}",
+        }[op.name]
     if op.name in ("argmin", "argmax"):
         return f"ArgCase<{t.c}, {op.out_type.c}>{{{str(op.name == 'argmin').lower()}}}"
     if t.name in INTEGERS:
@@ -140,10 +192,21 @@ def case_expr(inst):
     return f"FloatCase<{t.c}>{{FloatCase<{t.c}>::{op.name}}}"
 
 
-BIG_SCANS = {f"{PREFIX}_scan_sum_f32", f"{PREFIX}_exscan_sum_f32", f"{PREFIX}_scan_sum_i32", f"{PREFIX}_scan_max_u8",
-             f"{PREFIX}_scan_mat2mul_mat2u", f"{PREFIX}_exscan_mat2mul_mat2u", f"{PREFIX}_scan_ksum_f64",
-             f"{PREFIX}_scan_argmin_f32", f"{PREFIX}_exscan_welford_f32", f"{PREFIX}_segscan_sum_f32",
-             f"{PREFIX}_exsegscan_mat2mul_mat2u_by_u8", f"{PREFIX}_segreduce_sum_f32", f"{PREFIX}_reduce_sum_i32_by_i32"}
+BIG_SCANS = {
+    f"{PREFIX}_scan_sum_f32",
+    f"{PREFIX}_exscan_sum_f32",
+    f"{PREFIX}_scan_sum_i32",
+    f"{PREFIX}_scan_max_u8",
+    f"{PREFIX}_scan_mat2mul_mat2u",
+    f"{PREFIX}_exscan_mat2mul_mat2u",
+    f"{PREFIX}_scan_ksum_f64",
+    f"{PREFIX}_scan_argmin_f32",
+    f"{PREFIX}_exscan_welford_f32",
+    f"{PREFIX}_segscan_sum_f32",
+    f"{PREFIX}_exsegscan_mat2mul_mat2u_by_u8",
+    f"{PREFIX}_segreduce_sum_f32",
+    f"{PREFIX}_reduce_sum_i32_by_i32",
+}
 
 
 def sizes_for(inst):
@@ -157,23 +220,26 @@ def write_main(spec, header):
     lines = [f'#include "{header}"']
     for t in spec.user_types:
         lines.append(f"#define HAVE_{t.name.upper()} 1")
-    lines += ['#include "driver.cuh"', "",
-              "int main(int argc, char **argv) {",
-              "    bool quick = false, big = true;",
-              "    const char *filter = nullptr;",
-              "    for (int i = 1; i < argc; ++i) {",
-              '        if (!std::strcmp(argv[i], "--quick")) quick = true;',
-              '        else if (!std::strcmp(argv[i], "--no-big")) big = false;',
-              '        else if (!std::strcmp(argv[i], "--exact")) g_exact = true;',
-              '        else if (!std::strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];',
-              "    }",
-              f"    std::vector<size_t> sizes = {{{', '.join(f'(size_t){n}' for n in SMALL)}}};",
-              "    const std::vector<size_t> small = sizes;  // block/tile sweeps: small sizes only",
-              f"    if (!quick) for (size_t n : {{{', '.join(f'(size_t){n}' for n in LARGE)}}}) sizes.push_back(n);",
-              "    Stats st;",
-              "    cudaDeviceProp prop;",
-              "    CK(cudaGetDeviceProperties(&prop, 0));",
-              '    std::printf("device: %s, %d SMs\\n", prop.name, prop.multiProcessorCount);']
+    lines += [
+        '#include "driver.cuh"',
+        "",
+        "int main(int argc, char **argv) {",
+        "    bool quick = false, big = true;",
+        "    const char *filter = nullptr;",
+        "    for (int i = 1; i < argc; ++i) {",
+        '        if (!std::strcmp(argv[i], "--quick")) quick = true;',
+        '        else if (!std::strcmp(argv[i], "--no-big")) big = false;',
+        '        else if (!std::strcmp(argv[i], "--exact")) g_exact = true;',
+        '        else if (!std::strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];',
+        "    }",
+        f"    std::vector<size_t> sizes = {{{', '.join(f'(size_t){n}' for n in SMALL)}}};",
+        "    const std::vector<size_t> small = sizes;  // block/tile sweeps: small sizes only",
+        f"    if (!quick) for (size_t n : {{{', '.join(f'(size_t){n}' for n in LARGE)}}}) sizes.push_back(n);",
+        "    Stats st;",
+        "    cudaDeviceProp prop;",
+        "    CK(cudaGetDeviceProperties(&prop, 0));",
+        '    std::printf("device: %s, %d SMs\\n", prop.name, prop.multiProcessorCount);',
+    ]
     for inst in spec.instances:
         op, name = inst.op, inst.public_name
         In, Out, Acc = op.in_type.c, op.out_type.c, op.acc_type.c
@@ -191,35 +257,41 @@ def write_main(spec, header):
         fn += f'{{"{name}", {name}_workspace_bytes, {name}{by_key}}}'
         lines.append(f'    if (!filter || std::strstr("{name}", filter))')
         lines.append(f"        {runner}({fn}, {case_expr(inst)}, {sizes_for(inst)}, st);")
-    lines += [f'    if (!filter || std::strstr("{PREFIX}_exscan_sum_i32", filter))',
-              f'        run_exscan_init(ExScanFn<int32_t, int32_t, int32_t>{{"{PREFIX}_exscan_sum_i32 (init 12345)", '
-              f"{PREFIX}_exscan_sum_i32_workspace_bytes, {PREFIX}_exscan_sum_i32}}, (int32_t)12345, small, st);",
-              f'    if (!filter || std::strstr("{PREFIX}_exsegscan_sum_i32_by_i32", filter))',
-              f'        run_exsegscan_init(ExSegScanFn<int32_t, int32_t, int32_t, int32_t>{{"{PREFIX}_exsegscan_sum_i32_by_i32 (init -7)", '
-              f"{PREFIX}_exsegscan_sum_i32_by_i32_workspace_bytes, {PREFIX}_exsegscan_sum_i32_by_i32, true}}, (int32_t)-7, small, st);"]
+    lines += [
+        f'    if (!filter || std::strstr("{PREFIX}_exscan_sum_i32", filter))',
+        f'        run_exscan_init(ExScanFn<int32_t, int32_t, int32_t>{{"{PREFIX}_exscan_sum_i32 (init 12345)", '
+        f"{PREFIX}_exscan_sum_i32_workspace_bytes, {PREFIX}_exscan_sum_i32}}, (int32_t)12345, small, st);",
+        f'    if (!filter || std::strstr("{PREFIX}_exsegscan_sum_i32_by_i32", filter))',
+        f'        run_exsegscan_init(ExSegScanFn<int32_t, int32_t, int32_t, int32_t>{{"{PREFIX}_exsegscan_sum_i32_by_i32 (init -7)", '
+        f"{PREFIX}_exsegscan_sum_i32_by_i32_workspace_bytes, {PREFIX}_exsegscan_sum_i32_by_i32, true}}, (int32_t)-7, small, st);",
+    ]
     # past 2^31 elements of a 1-byte type
-    lines += ["    if (!quick && big) {",
-              f"        std::vector<size_t> huge = {{(size_t){PAST_2_31}}};",
-              f'        if (!filter || std::strstr("{PREFIX}_reduce_sum_u8", filter))',
-              f'            run_reduce(ReduceFn<uint8_t, uint8_t>{{"{PREFIX}_reduce_sum_u8", {PREFIX}_reduce_sum_u8_workspace_bytes, '
-              f"{PREFIX}_reduce_sum_u8}}, IntCase<uint8_t>{{IntOp::sum}}, huge, st);",
-              f'        if (!filter || std::strstr("{PREFIX}_reduce_max_i8", filter))',
-              f'            run_reduce(ReduceFn<int8_t, int8_t>{{"{PREFIX}_reduce_max_i8", {PREFIX}_reduce_max_i8_workspace_bytes, '
-              f"{PREFIX}_reduce_max_i8}}, IntCase<int8_t>{{IntOp::max}}, huge, st);",
-              "    }",
-              '    std::printf("%d passed, %d failed\\n", st.passed, st.failed);',
-              "    return st.failed ? 1 : 0;",
-              "}", ""]
+    lines += [
+        "    if (!quick && big) {",
+        f"        std::vector<size_t> huge = {{(size_t){PAST_2_31}}};",
+        f'        if (!filter || std::strstr("{PREFIX}_reduce_sum_u8", filter))',
+        f'            run_reduce(ReduceFn<uint8_t, uint8_t>{{"{PREFIX}_reduce_sum_u8", {PREFIX}_reduce_sum_u8_workspace_bytes, '
+        f"{PREFIX}_reduce_sum_u8}}, IntCase<uint8_t>{{IntOp::sum}}, huge, st);",
+        f'        if (!filter || std::strstr("{PREFIX}_reduce_max_i8", filter))',
+        f'            run_reduce(ReduceFn<int8_t, int8_t>{{"{PREFIX}_reduce_max_i8", {PREFIX}_reduce_max_i8_workspace_bytes, '
+        f"{PREFIX}_reduce_max_i8}}, IntCase<int8_t>{{IntOp::max}}, huge, st);",
+        "    }",
+        '    std::printf("%d passed, %d failed\\n", st.passed, st.failed);',
+        "    return st.failed ? 1 : 0;",
+        "}",
+        "",
+    ]
     (BUILD / "main.cu").write_text("\n".join(lines))
 
 
 def build(jobs, single_header=False):
     spec = parse(spec_dict(), "tests/gpu/run.py")
     header = f"{PREFIX}.h"
-    if single_header:     # the kernels' namespaced form: one instance of each shape
+    if single_header:  # the kernels' namespaced form: one instance of each shape
         # (and those that write_main calls by name: an initial value, past 2^31)
-        named = set(SANITIZED) | {f"{PREFIX}_{n}" for n in ("exscan_sum_i32", "exsegscan_sum_i32_by_i32",
-                                                          "reduce_sum_u8", "reduce_max_i8")}
+        named = set(SANITIZED) | {
+            f"{PREFIX}_{n}" for n in ("exscan_sum_i32", "exsegscan_sum_i32_by_i32", "reduce_sum_u8", "reduce_max_i8")
+        }
         spec.instances = [inst for inst in spec.instances if inst.public_name in named]
         assert len(spec.instances) == len(named)
     files = emit.render(spec, header, single_header=single_header)
@@ -227,8 +299,10 @@ def build(jobs, single_header=False):
     write_main(spec, header)
     (BUILD / "driver.cuh").write_bytes((ROOT / "tests/gpu/driver.cuh").read_bytes())
     flags = f"-O3 -arch={ARCH} -std=c++17"
-    nj = [f"rule cu\n  command = {NVCC} {flags} -Igen -c $in -o $out\n",
-          f"rule exe\n  command = {NVCC} {flags} -Igen -Xcompiler -fopenmp -o $out $in -lgomp\n"]
+    nj = [
+        f"rule cu\n  command = {NVCC} {flags} -Igen -c $in -o $out\n",
+        f"rule exe\n  command = {NVCC} {flags} -Igen -Xcompiler -fopenmp -o $out $in -lgomp\n",
+    ]
     if single_header:
         (BUILD / "gen" / "impl.cu").write_text(f'#define {PREFIX.upper()}_IMPLEMENTATION\n#include "{header}"\n')
         objs = ["gen/impl.o"]
@@ -250,8 +324,11 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--no-sanitizer", action="store_true")
     ap.add_argument("--no-build", action="store_true", help="run the test_main already built (carried)")
-    ap.add_argument("--single-header", action="store_true",
-                    help="one instance of each kernel shape, from one stb-style header (in build/gputest-single)")
+    ap.add_argument(
+        "--single-header",
+        action="store_true",
+        help="one instance of each kernel shape, from one stb-style header (in build/gputest-single)",
+    )
     args = ap.parse_args()
     global BUILD
     if args.single_header:
@@ -276,11 +353,23 @@ def main():
             # a pair accumulator, a one-warp block and a multi-word shuffle
             for tool in ("memcheck", "racecheck"):
                 for flt in SANITIZED:
-                    cmd = ["compute-sanitizer", f"--tool={tool}", "--error-exitcode=9", exe, "--quick", "--exact",
-                           "--filter", flt]
+                    cmd = [
+                        "compute-sanitizer",
+                        f"--tool={tool}",
+                        "--error-exitcode=9",
+                        exe,
+                        "--quick",
+                        "--exact",
+                        "--filter",
+                        flt,
+                    ]
                     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                     log.write(f"$ {' '.join(cmd)}\n{p.stdout}\n")
-                    summary = [l for l in p.stdout.splitlines() if "ERROR SUMMARY" in l or "passed," in l or "RACECHECK SUMMARY" in l]
+                    summary = [
+                        l
+                        for l in p.stdout.splitlines()
+                        if "ERROR SUMMARY" in l or "passed," in l or "RACECHECK SUMMARY" in l
+                    ]
                     print(f"{tool:9s} {flt:28s} rc={p.returncode} {' | '.join(summary)}", flush=True)
                     rc |= p.returncode
     return rc

@@ -16,8 +16,7 @@ int main(void)
     float *d_in = NULL, *d_out = NULL;
     void *d_work = NULL;
     if (cudaMalloc((void **)&d_in, n * sizeof(float)) != cudaSuccess ||
-        cudaMalloc((void **)&d_out, 2 * sizeof(float)) != cudaSuccess ||
-        cudaMalloc(&d_work, bytes) != cudaSuccess) {
+        cudaMalloc((void **)&d_out, 2 * sizeof(float)) != cudaSuccess || cudaMalloc(&d_work, bytes) != cudaSuccess) {
         fprintf(stderr, "no GPU memory\n");
         return 1;
     }
@@ -25,7 +24,7 @@ int main(void)
     cudaError_t err = cm_reduce_sum_f32(d_in, n, d_out, d_work, bytes, 0);
     if (err == cudaSuccess)
         err = cs_reduce_sum_f32(d_in, n, d_out + 1, d_work, bytes, 0);
-    float out[2] = {1.0f, 1.0f};
+    float out[2] = { 1.0f, 1.0f };
     if (err == cudaSuccess)
         err = cudaMemcpy(out, d_out, sizeof out, cudaMemcpyDeviceToHost);
     cudaFree(d_work);
