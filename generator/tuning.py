@@ -209,6 +209,11 @@ class ScanShape:
     min_blocks: int  # resident blocks an SM asked of the compiler (0: the compiler's choice)
     pdl: bool  # launches with programmatic dependent launch
 
+    @property
+    def tile(self) -> int:
+        """Elements a tile (a block's share of the input)."""
+        return self.block * self.items
+
 
 def scan_shape(inst) -> ScanShape:
     """A scan tile: lane-blocked items, staged through shared memory where 16-byte words fit."""
