@@ -33,8 +33,25 @@ def generator_files() -> list:
     return [str(p) for p in files]
 
 
+def _mul(x, k) -> str:
+    """`x * k`, folded: x alone when k is 1 (x: an operand of *, an atom or a product)."""
+    return str(x) if k == 1 else f"{x} * {k}"
+
+
+def _div(x, k) -> str:
+    return str(x) if k == 1 else f"{x} / {k}"
+
+
+def _mod(x, k) -> str:
+    return "0" if k == 1 else f"{x} % {k}"
+
+
+def _add(x, k) -> str:
+    return str(x) if k in (0, "0") else f"{x} + {k}"
+
+
 def _env():
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -42,6 +59,9 @@ def _env():
         keep_trailing_newline=True,
         autoescape=False,
     )
+    # generated code is simplified as it is written: no `* 1`, `/ 1`, `% 1` or `+ 0`
+    env.globals.update(mul=_mul, div=_div, mod=_mod, add=_add)
+    return env
 
 
 def reduce_context(inst: Instance) -> dict:
@@ -54,7 +74,7 @@ def reduce_context(inst: Instance) -> dict:
         striped=shape.striped,
         warp_steps=tuning.WARP_STEPS,
         block_steps=[o for o in tuning.WARP_STEPS if o < shape.warps],
-        MAX_GRID=tuning.MAX_GRID,
+        max_grid=tuning.MAX_GRID,
         SLOT0=tuning.SLOT0,
     )
 
@@ -204,7 +224,7 @@ def scan_context(inst: Instance) -> dict:
         R=op.acc_type.c if inst.heads == Heads.OFFSETS else op.out_type.c,
         fixup=shape.resident and inst.heads == Heads.OFFSETS,
         pdl=shape.pdl,
-        T="seg" if inst.heads else "op",
+        T="ag_seg" if inst.heads else "ag_op",
         heads=inst.heads,
         index=inst.index,
         per_element=inst.primitive in (Primitive.SCAN, Primitive.EXSCAN, Primitive.SEGSCAN, Primitive.EXSEGSCAN),

@@ -188,7 +188,7 @@ def segmented(op: Operator, counted: bool = False) -> Operator:
     associative whenever `op` is, and never commutative.  A scan with it restarts at every head.
     `counted` adds the number of heads folded, which numbers the segments (reduce by key)."""
     acc = op.acc_type
-    name = f"seg{'c' if counted else ''}_{acc.name}"
+    name = f"ag_seg{'c' if counted else ''}_{acc.name}"
     # 8-byte aligned whatever the value's own alignment (up to 8), so the size is known here
     size = ((acc.size + 3) // 4 * 4 + 4 + 7) // 8 * 8 + (8 if counted else 0)
     t = struct_type(
@@ -202,16 +202,16 @@ def segmented(op: Operator, counted: bool = False) -> Operator:
     )
     combine = (
         f"{name} r;\n"
-        f"    r.v = b.head ? b.v : op_combine(a.v, b.v);\n"
+        f"    r.v = b.head ? b.v : ag_op_combine(a.v, b.v);\n"
         f"    r.head = a.head | b.head;\n" + ("    r.count = a.count + b.count;\n" if counted else "") + "    return r;"
     )
     identity = (
-        f"{name} r;\n    r.v = op_identity();\n    r.head = 0;\n"
+        f"{name} r;\n    r.v = ag_op_identity();\n    r.head = 0;\n"
         + ("    r.count = 0;\n" if counted else "")
         + "    return r;"
     )
     lift = (
-        f"{name} r;\n    r.v = op_lift(x, i);\n    r.head = head;\n"
+        f"{name} r;\n    r.v = ag_op_lift(x, i);\n    r.head = head;\n"
         + ("    r.count = head;\n" if counted else "")
         + "    return r;"
     )
@@ -224,6 +224,6 @@ def segmented(op: Operator, counted: bool = False) -> Operator:
         identity,
         False,
         lift=lift,
-        finalize="return op_finalize(r.v);",
+        finalize="return ag_op_finalize(r.v);",
         summary=f"segmented {op.summary}",
     )

@@ -199,6 +199,8 @@ def _reserved(name: str) -> str:
         return "is a type the standard or CUDA headers already define"
     if name.startswith("__") or re.match(r"_[A-Z]", name):
         return "is reserved to the compiler (it starts with '__' or '_' and a capital)"
+    if name.lower().startswith("ag_"):
+        return "starts with ag_, the prefix of the generated code's own names"
     return ""
 
 

@@ -45,7 +45,7 @@ s = insert(
 )
 s = insert(
     s,
-    "    before = op_combine(tile_prefix, before);",
+    "    before = ag_op_combine(tile_prefix, before);",
     f"    if (threadIdx.x == 0 && g_trace) g_trace[tile * {STAMPS} + 2] = gtime();\n",
 )
 s = insert(
@@ -53,7 +53,7 @@ s = insert(
     "        return;\n    } else {",
     f"        if (threadIdx.x == 0 && g_trace) g_trace[tile * {STAMPS} + 3] = gtime();\n",
 )
-s += "\nextern const unsigned int g_trace_tile = TILE;   /* elements a tile, for the host side */\n"
+s += "\nextern const unsigned int g_trace_tile = AG_TILE;   /* elements a tile, for the host side */\n"
 if "--blockidx" in sys.argv[3:]:
     anchor = "tile_ticket = n_tiles == 1 ? 0u : atomicAdd(work, 1u);"
     if anchor not in s:

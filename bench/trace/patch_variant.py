@@ -49,7 +49,7 @@ FULL_LOAD = """        if (full) {
 #pragma unroll
             for (int j = 0; j < RUNW; ++j) {
                 const int k = j * 32 + lane;
-                copy_async16(&stage[warp][chunk_at(k)], &src[k]);
+                ag_copy_async16(&stage[warp][ag_chunk_at(k)], &src[k]);
             }
         }"""
 
@@ -84,8 +84,8 @@ def run_words(s):
     m = re.search(r"__shared__ uint4 stage\[(\d+)\]\[(\d+)\];", s)
     if not m:
         sys.exit("patch_variant: no stage array")
-    if "return k;" not in s.split("chunk_at(int k)")[1][:80]:
-        sys.exit("patch_variant: these changes need the unpadded layout (chunk_at(k) == k)")
+    if "return k;" not in s.split("ag_chunk_at(int k)")[1][:80]:
+        sys.exit("patch_variant: these changes need the unpadded layout (ag_chunk_at(k) == k)")
     return int(m.group(2)) // 32
 
 
@@ -94,8 +94,8 @@ def add_helpers(s):
         return s
     s = replace(
         s,
-        "static __device__ __forceinline__ void copy_async_wait(void)",
-        BAR_HELPERS + "\nstatic __device__ __forceinline__ void copy_async_wait(void)",
+        "static __device__ __forceinline__ void ag_copy_async_wait(void)",
+        BAR_HELPERS + "\nstatic __device__ __forceinline__ void ag_copy_async_wait(void)",
         "helpers",
     )
     m = re.search(r"\n(    __shared__ \S+ warp_totals\[(\d+)\];)", s)
@@ -120,13 +120,13 @@ def bulkload(s):
     return replace(
         s,
         """    if (staged) {
-        copy_async_wait();
+        ag_copy_async_wait();
         __syncwarp();
     }""",
         """    if (staged && full) {
         bulk_wait(&run_bar[warp]);
     } else if (staged) {
-        copy_async_wait();
+        ag_copy_async_wait();
         __syncwarp();
     }""",
         "bulkload wait",
@@ -137,7 +137,7 @@ def lanestore(s):
     w = run_words(s)
     return replace(
         s,
-        "            store_run(dst, stage[warp], lane);\n",
+        "            ag_store_run(dst, stage[warp], lane);\n",
         f"""            __syncwarp();
 #pragma unroll
             for (int j = 0; j < {w}; ++j)
@@ -151,7 +151,7 @@ def lanebulk(s):
     w = run_words(s)
     return replace(
         s,
-        "            store_run(dst, stage[warp], lane);\n",
+        "            ag_store_run(dst, stage[warp], lane);\n",
         f"""            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
             {{
                 const unsigned int from = (unsigned int)__cvta_generic_to_shared(&stage[warp][lane * {w}]);
@@ -187,11 +187,11 @@ def seqtail(s):
     )
     if not m:
         sys.exit("patch_variant: seqtail: the generated reduce no longer loads four slots at a time")
-    load = re.search(r"load_slot\(work \+ (\d+) \+ \(size_t\)\(b \+ k\) \* (\d+)\)", m.group(0))
+    load = re.search(r"ag_load_slot\(work \+ (\d+) \+ \(size_t\)\(b \+ k\) \* (\d+)\)", m.group(0))
     return s.replace(
         m.group(0),
         f"""        for (unsigned int b = lo; b < hi; ++b)
-            acc = op_combine(acc, load_slot(work + {load.group(1)} + (size_t)b * {load.group(2)}));
+            acc = ag_op_combine(acc, ag_load_slot(work + {load.group(1)} + (size_t)b * {load.group(2)}));
 """,
         1,
     )

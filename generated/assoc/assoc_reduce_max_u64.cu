@@ -16,25 +16,25 @@
 #include "assoc.h"
 
 /* operator max: maximum; commutative */
-static __host__ __device__ __forceinline__ uint64_t op_identity(void)
+static __host__ __device__ __forceinline__ uint64_t ag_op_identity(void)
 {
     return ((uint64_t)0);
 }
 
-static __device__ __forceinline__ uint64_t op_combine(uint64_t a, uint64_t b)
+static __device__ __forceinline__ uint64_t ag_op_combine(uint64_t a, uint64_t b)
 {
     return a < b ? b : a;
 }
 
 /* element x at index i -> accumulator */
-static __device__ __forceinline__ uint64_t op_lift(uint64_t x, size_t i)
+static __device__ __forceinline__ uint64_t ag_op_lift(uint64_t x, size_t i)
 {
     (void)i;
     return x;
 }
 
 /* accumulator -> result */
-static __device__ __forceinline__ uint64_t op_finalize(uint64_t r)
+static __device__ __forceinline__ uint64_t ag_op_finalize(uint64_t r)
 {
     return r;
 }
@@ -43,14 +43,14 @@ static __device__ __forceinline__ uint64_t op_finalize(uint64_t r)
 /* Programmatic dependent launch (sm_90+): let the next kernel in the stream be scheduled now (it
    waits here in turn), then wait until the work before this kernel has finished and its writes
    are visible.  First thing in every kernel, before it touches global memory. */
-static __device__ __forceinline__ void follow_stream(void)
+static __device__ __forceinline__ void ag_follow_stream(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory");
 #endif
 }
 
-static __device__ __forceinline__ uint64_t shfl_down(uint64_t v, int offset)
+static __device__ __forceinline__ uint64_t ag_shfl_down(uint64_t v, int offset)
 {
     unsigned int w[2] = {0};
     memcpy(w, &v, sizeof v);
@@ -60,7 +60,7 @@ static __device__ __forceinline__ uint64_t shfl_down(uint64_t v, int offset)
     return v;
 }
 
-static __device__ __forceinline__ void store_slot(unsigned int *slot, uint64_t v)
+static __device__ __forceinline__ void ag_store_slot(unsigned int *slot, uint64_t v)
 {
     unsigned int w[2] = {0};
     memcpy(w, &v, sizeof v);
@@ -69,11 +69,11 @@ static __device__ __forceinline__ void store_slot(unsigned int *slot, uint64_t v
 }
 
 /* read through L2 (not L1): the slot was written by another block */
-static __device__ __forceinline__ uint64_t load_slot(const unsigned int *slot)
+static __device__ __forceinline__ uint64_t ag_load_slot(const unsigned int *slot)
 {
     unsigned int w[2];
     uint64_t v;
-    w[0] = __ldcg(slot + 0);
+    w[0] = __ldcg(slot);
     w[1] = __ldcg(slot + 1);
     memcpy(&v, w, sizeof v);
     return v;
@@ -81,24 +81,24 @@ static __device__ __forceinline__ uint64_t load_slot(const unsigned int *slot)
 
 
 /* Block fold: every thread brings its partial, in thread order; thread 0 gets the total. */
-static __device__ __forceinline__ uint64_t block_fold(uint64_t acc, uint64_t *warp_totals)
+static __device__ __forceinline__ uint64_t ag_block_fold(uint64_t acc, uint64_t *warp_totals)
 {
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     /* warp: offsets 1, 2, 4, ... so lane 0 folds lanes 0..31 in order */
-    acc = op_combine(acc, shfl_down(acc, 1));
-    acc = op_combine(acc, shfl_down(acc, 2));
-    acc = op_combine(acc, shfl_down(acc, 4));
-    acc = op_combine(acc, shfl_down(acc, 8));
-    acc = op_combine(acc, shfl_down(acc, 16));
+    acc = ag_op_combine(acc, ag_shfl_down(acc, 1));
+    acc = ag_op_combine(acc, ag_shfl_down(acc, 2));
+    acc = ag_op_combine(acc, ag_shfl_down(acc, 4));
+    acc = ag_op_combine(acc, ag_shfl_down(acc, 8));
+    acc = ag_op_combine(acc, ag_shfl_down(acc, 16));
     /* block: the 8 warps' totals, folded the same way by warp 0 */
     if (lane == 0)
         warp_totals[warp] = acc;
     __syncthreads();
     if (warp == 0) {
-        acc = lane < 8 ? warp_totals[lane] : op_identity();
-        acc = op_combine(acc, shfl_down(acc, 1));
-        acc = op_combine(acc, shfl_down(acc, 2));
-        acc = op_combine(acc, shfl_down(acc, 4));
+        acc = lane < 8 ? warp_totals[lane] : ag_op_identity();
+        acc = ag_op_combine(acc, ag_shfl_down(acc, 1));
+        acc = ag_op_combine(acc, ag_shfl_down(acc, 2));
+        acc = ag_op_combine(acc, ag_shfl_down(acc, 4));
     }
     return acc;
 }
@@ -110,11 +110,11 @@ assoc_k_reduce_max_u64_b256_t8(const uint64_t *__restrict__ in, size_t n, uint64
     __shared__ uint64_t warp_totals[8];
     __shared__ int is_last_block;
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    uint64_t acc = op_identity();
+    uint64_t acc = ag_op_identity();
     (void)aligned16;
     (void)warp;
     (void)lane;
-    follow_stream();
+    ag_follow_stream();
 
     /* load and first combine: the blocks sweep the input together, block b taking tiles b,
        b + grid, b + 2 grid, ..., so the whole grid reads one window of memory at a time;
@@ -135,7 +135,7 @@ assoc_k_reduce_max_u64_b256_t8(const uint64_t *__restrict__ in, size_t n, uint64
             for (int j = 0; j < 4; ++j)
 #pragma unroll
                 for (int e = 0; e < 2; ++e)
-                    acc = op_combine(acc, op_lift(x[j * 2 + e], base + (size_t)(j * 256 + threadIdx.x) * 2 + e));
+                    acc = ag_op_combine(acc, ag_op_lift(x[j * 2 + e], base + (size_t)(j * 256 + threadIdx.x) * 2 + e));
             continue;
         }
         /* tail or unaligned input: one element at a time, guarded */
@@ -143,23 +143,23 @@ assoc_k_reduce_max_u64_b256_t8(const uint64_t *__restrict__ in, size_t n, uint64
         for (int k = 0; k < 8; ++k) {
             const size_t i = base + k * 256 + threadIdx.x;
             if (i < n)
-                acc = op_combine(acc, op_lift(in[i], i));
+                acc = ag_op_combine(acc, ag_op_lift(in[i], i));
         }
     }
 
     /* block tree */
-    acc = block_fold(acc, warp_totals);
+    acc = ag_block_fold(acc, warp_totals);
 
     /* grid: a single block writes the result; otherwise the last block to finish folds the
        blocks' totals in block order and returns the ticket counter to zero for the next call */
     if (gridDim.x == 1) {
         if (threadIdx.x == 0)
-            *out = op_finalize(acc);
+            *out = ag_op_finalize(acc);
         return;
     }
     if (threadIdx.x == 0) {
         unsigned int done;
-        store_slot(work + 64 + (size_t)blockIdx.x * 2, acc);
+        ag_store_slot(work + 64 + (size_t)blockIdx.x * 2, acc);
         /* release: this block's total is visible before its count; acquire: the last block sees
            every total (and the barrier below passes that on to its other threads) */
         asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(done) : "l"(work) : "memory");
@@ -172,13 +172,13 @@ assoc_k_reduce_max_u64_b256_t8(const uint64_t *__restrict__ in, size_t n, uint64
         const unsigned int per_thread = (gridDim.x + 255) / 256;
         const unsigned int lo = threadIdx.x * per_thread;
         const unsigned int hi = lo + per_thread < gridDim.x ? lo + per_thread : gridDim.x;
-        acc = op_identity();
+        acc = ag_op_identity();
         for (unsigned int b = lo; b < hi; ++b)
-            acc = op_combine(acc, load_slot(work + 64 + (size_t)b * 2));
+            acc = ag_op_combine(acc, ag_load_slot(work + 64 + (size_t)b * 2));
     }
-    acc = block_fold(acc, warp_totals);
+    acc = ag_block_fold(acc, warp_totals);
     if (threadIdx.x == 0) {
-        *out = op_finalize(acc);
+        *out = ag_op_finalize(acc);
         work[0] = 0;
     }
 }
@@ -186,25 +186,25 @@ assoc_k_reduce_max_u64_b256_t8(const uint64_t *__restrict__ in, size_t n, uint64
 /* ----------------------------------------------------------------------------------------- */
 /* host side */
 
-#define TILE_ELEMS 2048          /* elements a block folds per step */
-#define TILES_A_STEP 1         /* tiles a block folds per step */
-#define MAX_GRID 2048          /* bound on blocks, so the workspace needs no device query */
+#define AG_TILE_ELEMS 2048          /* elements a block folds per step */
+#define AG_TILES_A_STEP 1         /* tiles a block folds per step */
+#define AG_MAX_GRID 2048          /* bound on blocks, so the workspace needs no device query */
 
-static size_t blocks_wanted(size_t n)
+static size_t ag_blocks_wanted(size_t n)
 {
-    const size_t tiles = (n + TILE_ELEMS - 1) / TILE_ELEMS;
-    const size_t blocks = (tiles + TILES_A_STEP - 1) / TILES_A_STEP;
-    return blocks < MAX_GRID ? blocks : MAX_GRID;
+    const size_t tiles = (n + AG_TILE_ELEMS - 1) / AG_TILE_ELEMS;
+    const size_t blocks = (tiles + AG_TILES_A_STEP - 1) / AG_TILES_A_STEP;
+    return blocks < AG_MAX_GRID ? blocks : AG_MAX_GRID;
 }
 
 extern "C" size_t assoc_reduce_max_u64_workspace_bytes(size_t n)
 {
-    const size_t blocks = blocks_wanted(n);
+    const size_t blocks = ag_blocks_wanted(n);
     return blocks <= 1 ? 0 : 256 + blocks * 8;
 }
 
 /* Blocks of the kernel the current device holds at once; asked once per device. */
-static cudaError_t resident_blocks(int *blocks)
+static cudaError_t ag_resident_blocks(int *blocks)
 {
     static int cached[64];
     int dev = 0, sms = 0, per_sm = 0;
@@ -229,8 +229,8 @@ static cudaError_t resident_blocks(int *blocks)
 /* A launch in `stream`: where `allowed`, on sm_90 and later devices, and for kernel code built for
    them (its PTX version, asked once a device into `by_device`), with programmatic dependent
    launch, so the kernel's blocks are scheduled while the previous kernel ends and wait in
-   follow_stream(); otherwise the usual launch. */
-static cudaError_t launch_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *attr, const void *kernel,
+   ag_follow_stream(); otherwise the usual launch. */
+static cudaError_t ag_launch_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *attr, const void *kernel,
     signed char *by_device, int allowed, unsigned int grid, unsigned int block, cudaStream_t stream)
 {
     int dev = 0;
@@ -265,12 +265,12 @@ static cudaError_t launch_config(cudaLaunchConfig_t *config, cudaLaunchAttribute
 
 /* up to this many elements the launch is a large part of a call, and PDL hides it; past it, the
    next call's blocks, resident early, would only compete with this one's */
-#define PDL_MAX_ELEMS ((size_t)4194304 / sizeof(uint64_t))
+#define AG_PDL_MAX_ELEMS ((size_t)4194304 / sizeof(uint64_t))
 
 extern "C" cudaError_t assoc_reduce_max_u64(const uint64_t *d_in, size_t n, uint64_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
-    size_t grid = blocks_wanted(n);
+    size_t grid = ag_blocks_wanted(n);
     int resident = 0;
     cudaError_t err;
 
@@ -278,7 +278,7 @@ extern "C" cudaError_t assoc_reduce_max_u64(const uint64_t *d_in, size_t n, uint
         return cudaErrorInvalidValue;
     if (grid > 1 && (d_work == NULL || work_bytes < assoc_reduce_max_u64_workspace_bytes(n)))
         return cudaErrorInvalidValue;
-    err = resident_blocks(&resident);
+    err = ag_resident_blocks(&resident);
     if (err != cudaSuccess)
         return err;
     if (grid > (size_t)resident)
@@ -286,10 +286,10 @@ extern "C" cudaError_t assoc_reduce_max_u64(const uint64_t *d_in, size_t n, uint
     if (grid < 1)
         grid = 1;
     {
-        static signed char pdl[64];            /* launch_config's answer, by device */
+        static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = launch_config(&config, &attr, (const void *)assoc_k_reduce_max_u64_b256_t8, pdl, n <= PDL_MAX_ELEMS, (unsigned int)grid, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_reduce_max_u64_b256_t8, pdl, n <= AG_PDL_MAX_ELEMS, (unsigned int)grid, 256, stream);
         if (err == cudaSuccess)
             err = cudaLaunchKernelEx(&config, assoc_k_reduce_max_u64_b256_t8, d_in, n, d_out, (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0);
         if (err != cudaSuccess)

@@ -4,7 +4,7 @@
  * 256 threads a block, 18 items a thread: tiles of 4608 elements.
  *
  * One pass, each element read once and written once (in place is fine): blocks take tiles
- * in ticket order, scan their tile, publish its total, and fold what precedes it from a tree of
+ * in ticket order, scan their tile, ag_publish its total, and fold what precedes it from a tree of
  * published totals (32 a level) in a fixed order, so the same input gives the same bits run
  * after run, floats included.
  * A tile's inputs wait in shared memory (16-byte cp.async, no registers) from load to store:
@@ -17,25 +17,25 @@
 #include "assoc.h"
 
 /* operator sum: sum; commutative */
-static __host__ __device__ __forceinline__ int64_t op_identity(void)
+static __host__ __device__ __forceinline__ int64_t ag_op_identity(void)
 {
     return (int64_t)0;
 }
 
-static __device__ __forceinline__ int64_t op_combine(int64_t a, int64_t b)
+static __device__ __forceinline__ int64_t ag_op_combine(int64_t a, int64_t b)
 {
     return (int64_t)((uint64_t)a + (uint64_t)b);
 }
 
 /* element x at index i -> accumulator */
-static __device__ __forceinline__ int64_t op_lift(int64_t x, size_t i)
+static __device__ __forceinline__ int64_t ag_op_lift(int64_t x, size_t i)
 {
     (void)i;
     return x;
 }
 
 /* accumulator -> result */
-static __device__ __forceinline__ int64_t op_finalize(int64_t r)
+static __device__ __forceinline__ int64_t ag_op_finalize(int64_t r)
 {
     return r;
 }
@@ -44,14 +44,14 @@ static __device__ __forceinline__ int64_t op_finalize(int64_t r)
 /* Programmatic dependent launch (sm_90+): let the next kernel in the stream be scheduled now (it
    waits here in turn), then wait until the work before this kernel has finished and its writes
    are visible.  First thing in every kernel, before it touches global memory. */
-static __device__ __forceinline__ void follow_stream(void)
+static __device__ __forceinline__ void ag_follow_stream(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory");
 #endif
 }
 
-static __device__ __forceinline__ int64_t shfl_up(int64_t v, int offset)
+static __device__ __forceinline__ int64_t ag_shfl_up(int64_t v, int offset)
 {
     unsigned int w[2] = {0};
     memcpy(w, &v, sizeof v);
@@ -61,7 +61,7 @@ static __device__ __forceinline__ int64_t shfl_up(int64_t v, int offset)
     return v;
 }
 
-static __device__ __forceinline__ int64_t shfl_xor(int64_t v, int mask)
+static __device__ __forceinline__ int64_t ag_shfl_xor(int64_t v, int mask)
 {
     unsigned int w[2] = {0};
     memcpy(w, &v, sizeof v);
@@ -74,21 +74,21 @@ static __device__ __forceinline__ int64_t shfl_xor(int64_t v, int mask)
 /* A published value: each 32-bit word travels with a nonzero flag in one 64-bit word, so a reader
    that sees every flag set holds the whole value, with no fence between writer and reader.  The
    slots are zeroed before each launch. */
-static __device__ __forceinline__ void publish(unsigned long long *slot, int64_t v)
+static __device__ __forceinline__ void ag_publish(unsigned long long *slot, int64_t v)
 {
     unsigned int w[2] = {0};
     memcpy(w, &v, sizeof v);
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(slot + 0), "l"((1ull << 32) | w[0]) : "memory");
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(slot), "l"((1ull << 32) | w[0]) : "memory");
     asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(slot + 1), "l"((1ull << 32) | w[1]) : "memory");
 }
 
-static __device__ __forceinline__ int64_t wait_for(const unsigned long long *slot)
+static __device__ __forceinline__ int64_t ag_wait_for(const unsigned long long *slot)
 {
     unsigned long long s[2];
     unsigned int w[2];
     int64_t v;
     for (;;) {
-        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(s[0]) : "l"(slot + 0) : "memory");
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(s[0]) : "l"(slot) : "memory");
         asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(s[1]) : "l"(slot + 1) : "memory");
         if ((s[0] >> 32) && (s[1] >> 32))
             break;
@@ -101,28 +101,28 @@ static __device__ __forceinline__ int64_t wait_for(const unsigned long long *slo
 }
 
 
-#define TILE 4608
-#define GROUP 32                 /* fan-out of the look-back tree: one lane a sibling */
-#define SLOT_WORDS 2          /* 64-bit words a published int64_t */
-#define HEADER_WORDS 64          /* 32-bit words before the slots: word 0 is the ticket counter */
+#define AG_TILE 4608
+#define AG_GROUP 32                 /* fan-out of the look-back tree: one lane a sibling */
+#define AG_SLOT_WORDS 2          /* 64-bit words a published int64_t */
+#define AG_HEADER_WORDS 64          /* 32-bit words before the slots: word 0 is the ticket counter */
 
 /* Workspace: the header, then the look-back tree's slots level by level (level 0: each tile's
    total; level k+1: the total of each group of 32 level-k groups). */
-static __host__ __device__ size_t tiles_for(size_t n) { return (n + TILE - 1) / TILE; }
-static __host__ __device__ size_t slot_words_for(size_t tiles)
+static __host__ __device__ size_t ag_tiles_for(size_t n) { return (n + AG_TILE - 1) / AG_TILE; }
+static __host__ __device__ size_t ag_slot_words_for(size_t tiles)
 {
     size_t slots = 0, count = tiles;
-    for (size_t span = 1;; span *= GROUP) {
+    for (size_t span = 1;; span *= AG_GROUP) {
         slots += count;
         if (span >= tiles)
-            return slots * SLOT_WORDS;
-        count = (count + GROUP - 1) / GROUP;
+            return slots * AG_SLOT_WORDS;
+        count = (count + AG_GROUP - 1) / AG_GROUP;
     }
 }
 
 
 /* 16 bytes from global to shared memory without passing through registers (cp.async, sm_80+) */
-static __device__ __forceinline__ void copy_async16(uint4 *smem, const uint4 *gmem)
+static __device__ __forceinline__ void ag_copy_async16(uint4 *smem, const uint4 *gmem)
 {
     const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(to), "l"(gmem) : "memory");
@@ -131,7 +131,7 @@ static __device__ __forceinline__ void copy_async16(uint4 *smem, const uint4 *gm
 /* The first `bytes` (0..16, a multiple of 4) of 16, the rest zeros: a partial tile's words, 4
    bytes at a time, so that nothing past the caller's last element is read (a 16-byte cp.async
    with a smaller source size counts, for memcheck, as a 16-byte read past it) */
-static __device__ __forceinline__ void copy_async16_first(uint4 *smem, const uint4 *gmem, unsigned int bytes)
+static __device__ __forceinline__ void ag_copy_async16_first(uint4 *smem, const uint4 *gmem, unsigned int bytes)
 {
     const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
     const unsigned int *from = (const unsigned int *)gmem;
@@ -141,27 +141,27 @@ static __device__ __forceinline__ void copy_async16_first(uint4 *smem, const uin
                      :: "r"(to + 4 * q), "l"(from + (4 * q < bytes ? q : 0u)), "r"(4 * q < bytes ? 4u : 0u) : "memory");
 }
 
-static __device__ __forceinline__ void copy_async_wait(void)
+static __device__ __forceinline__ void ag_copy_async_wait(void)
 {
     asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
 }
 
 /* 4 bytes, or none past the end (then zeros), from global to shared memory (cp.async) */
-static __device__ __forceinline__ void copy_async4(unsigned int *smem, const unsigned int *gmem, int valid)
+static __device__ __forceinline__ void ag_copy_async4(unsigned int *smem, const unsigned int *gmem, int valid)
 {
     const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(to), "l"(gmem), "r"(valid ? 4 : 0) : "memory");
 }
 
 /* elements of the warp's run of the tile that exist */
-static __device__ __forceinline__ size_t run_left(size_t n, size_t tile_base, unsigned int warp)
+static __device__ __forceinline__ size_t ag_run_left(size_t n, size_t tile_base, unsigned int warp)
 {
     const size_t run = tile_base + (size_t)warp * 576;
     return run < n ? n - run : 0;
 }
 
 /* bytes of the run's 16-byte word k that exist (0..16), of a run of `run_bytes` */
-static __device__ __forceinline__ unsigned int word_bytes(int k, size_t run_bytes)
+static __device__ __forceinline__ unsigned int ag_word_bytes(int k, size_t run_bytes)
 {
     const size_t at = (size_t)k * 16;
     return at + 16 <= run_bytes ? 16u : at < run_bytes ? (unsigned int)(run_bytes - at) : 0u;
@@ -170,23 +170,23 @@ static __device__ __forceinline__ unsigned int word_bytes(int k, size_t run_byte
 /* Where things sit in a warp's stage, so that a quarter warp's 16-byte accesses, and a warp's
    4-byte ones, fall on distinct banks: 16-byte word k of the run (each lane's 9 words, an odd count, are already spread), and
    item k of lane t, read as a whole element (partial tiles, unaligned data) */
-static __device__ __forceinline__ int chunk_at(int k)
+static __device__ __forceinline__ int ag_chunk_at(int k)
 {
     return k;
 }
 
-static __device__ __forceinline__ int elem_at(int t, int k)
+static __device__ __forceinline__ int ag_elem_at(int t, int k)
 {
     /* no room for a pad: lane t's items turn by t / 8 places (one compare, no division) */
     const int r = k + t / 8;
     return t * 18 + (r < 18 ? r : r - 18);
 }
 
-/* A warp's run of the tile's results, from shared memory (`run`, placed by chunk_at) to `dst`.
+/* A warp's run of the tile's results, from shared memory (`run`, placed by ag_chunk_at) to `dst`.
    The run lies there as in global memory, a lane's 9 16-byte words in a row, so on sm_90
    and later one bulk copy by the TMA unit stores it, freeing the lanes' store instructions;
    before, coalesced 16-byte stores. */
-static __device__ __forceinline__ void store_run(uint4 *dst, uint4 *run, unsigned int lane)
+static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsigned int lane)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     /* the lanes' writes to `run` become visible to the TMA unit (the async proxy) */
@@ -204,7 +204,7 @@ static __device__ __forceinline__ void store_run(uint4 *dst, uint4 *run, unsigne
 #pragma unroll
     for (int j = 0; j < 9; ++j) {
         const int k = j * 32 + lane;
-        dst[k] = run[chunk_at(k)];
+        dst[k] = run[ag_chunk_at(k)];
     }
 #endif
 }
@@ -218,9 +218,9 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
     __shared__ int64_t tile_prefix;
     __shared__ unsigned int tile_ticket;
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    unsigned long long *const slots = (unsigned long long *)(work + HEADER_WORDS);
+    unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
     (void)aligned16;
-    follow_stream();
+    ag_follow_stream();
 
     /* tiles go out in ticket order, so a tile's predecessors have all started before it */
     if (threadIdx.x == 0) {
@@ -230,9 +230,9 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
     }
     __syncthreads();
     const unsigned int tile = tile_ticket;
-    const size_t tile_base = (size_t)tile * TILE;
+    const size_t tile_base = (size_t)tile * AG_TILE;
     const size_t base = tile_base + (size_t)threadIdx.x * 18;   /* this thread's first item */
-    const int full = tile_base + TILE <= n;
+    const int full = tile_base + AG_TILE <= n;
     (void)full;
 
     /* load: the warp's run of the tile goes straight to shared memory (16-byte cp.async) and stays
@@ -249,58 +249,54 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
 #pragma unroll
             for (int j = 0; j < 9; ++j) {
                 const int k = j * 32 + lane;
-                copy_async16(&stage[warp][chunk_at(k)], &src[k]);
+                ag_copy_async16(&stage[warp][ag_chunk_at(k)], &src[k]);
             }
         } else {
-            const size_t run_bytes = run_left(n, tile_base, warp) * sizeof(int64_t);
+            const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int64_t);
 #pragma unroll
             for (int j = 0; j < 9; ++j) {
                 const int k = j * 32 + lane;
-                const unsigned int bytes = word_bytes(k, run_bytes);
-                copy_async16_first(&stage[warp][chunk_at(k)], bytes ? &src[k] : (const uint4 *)in, bytes);
+                const unsigned int bytes = ag_word_bytes(k, run_bytes);
+                ag_copy_async16_first(&stage[warp][ag_chunk_at(k)], bytes ? &src[k] : (const uint4 *)in, bytes);
             }
         }
     }
     if (staged) {
-        copy_async_wait();
+        ag_copy_async_wait();
         __syncwarp();
     }
 
     /* thread: the fold of its own items (their scan waits for the prefix, below) */
-    int64_t t = op_identity(), up;
+    int64_t t = ag_op_identity(), up;
     if (staged) {
 #pragma unroll
         for (int c = 0; c < 9; ++c) {
             uint4 w[1];
             int64_t x[2];
-#pragma unroll
-            for (int q = 0; q < 1; ++q) {
-                const int k = lane * 9 + c * 1 + q;
-                w[q] = stage[warp][chunk_at(k)];
-            }
+            w[0] = stage[warp][ag_chunk_at(lane * 9 + c)];
             memcpy(x, w, sizeof x);
 #pragma unroll
             for (int e = 0; e < 2; ++e)
-                t = op_combine(t, op_lift(x[e], base + c * 2 + e));
+                t = ag_op_combine(t, ag_op_lift(x[e], base + c * 2 + e));
         }
     } else {
         /* a partial tile, or data not 16-byte aligned: whole elements into the same shared
-           memory, placed by elem_at() */
+           memory, placed by ag_elem_at() */
         const size_t run = tile_base + warp * 576;
         {
             /* 4-byte words by cp.async, coalesced, none read past the end: a short loop whose
                copies are all in flight at once (straight-line code here would be long, and at
                small n its instruction fetch, not the data, sets the pace) */
-            const size_t left = run_left(n, tile_base, warp);   /* elements of the run that exist */
+            const size_t left = ag_run_left(n, tile_base, warp);   /* elements of the run that exist */
             const unsigned int *src = (const unsigned int *)in + run * 2;
             unsigned int *dst = (unsigned int *)elems;
 #pragma unroll 4
             for (int w = lane; w < 1152; w += 32) {
                 const int e = w / 2;
-                copy_async4(dst + elem_at(e / 18, e % 18) * 2 + w % 2,
+                ag_copy_async4(dst + ag_elem_at(e / 18, e % 18) * 2 + w % 2,
                             (size_t)e < left ? src + w : (const unsigned int *)in, (size_t)e < left);
             }
-            copy_async_wait();
+            ag_copy_async_wait();
         }
         __syncwarp();
         /* a short loop: this runs once, in one tile, where the code's size costs more than its
@@ -308,51 +304,51 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
 #pragma unroll 4
         for (int k = 0; k < 18; ++k)
             if (base + k < n)
-                t = op_combine(t, op_lift(elems[elem_at(lane, k)], base + k));
+                t = ag_op_combine(t, ag_op_lift(elems[ag_elem_at(lane, k)], base + k));
     }
 
     /* warp: inclusive scan of the threads' totals, offsets 1, 2, 4, ... */
-    up = shfl_up(t, 1);
+    up = ag_shfl_up(t, 1);
     if (lane >= 1)
-        t = op_combine(up, t);
-    up = shfl_up(t, 2);
+        t = ag_op_combine(up, t);
+    up = ag_shfl_up(t, 2);
     if (lane >= 2)
-        t = op_combine(up, t);
-    up = shfl_up(t, 4);
+        t = ag_op_combine(up, t);
+    up = ag_shfl_up(t, 4);
     if (lane >= 4)
-        t = op_combine(up, t);
-    up = shfl_up(t, 8);
+        t = ag_op_combine(up, t);
+    up = ag_shfl_up(t, 8);
     if (lane >= 8)
-        t = op_combine(up, t);
-    up = shfl_up(t, 16);
+        t = ag_op_combine(up, t);
+    up = ag_shfl_up(t, 16);
     if (lane >= 16)
-        t = op_combine(up, t);
+        t = ag_op_combine(up, t);
 
     /* block: warp 0 scans the warps' totals */
     if (lane == 31)
         warp_totals[warp] = t;
     __syncthreads();
     if (warp == 0) {
-        int64_t w = lane < 8 ? warp_totals[lane] : op_identity();
-        up = shfl_up(w, 1);
+        int64_t w = lane < 8 ? warp_totals[lane] : ag_op_identity();
+        up = ag_shfl_up(w, 1);
         if (lane >= 1)
-            w = op_combine(up, w);
-        up = shfl_up(w, 2);
+            w = ag_op_combine(up, w);
+        up = ag_shfl_up(w, 2);
         if (lane >= 2)
-            w = op_combine(up, w);
-        up = shfl_up(w, 4);
+            w = ag_op_combine(up, w);
+        up = ag_shfl_up(w, 4);
         if (lane >= 4)
-            w = op_combine(up, w);
+            w = ag_op_combine(up, w);
         if (lane < 8)
             warp_totals[lane] = w;
     }
     __syncthreads();
     /* what precedes this thread inside the tile */
-    int64_t before = shfl_up(t, 1);
+    int64_t before = ag_shfl_up(t, 1);
     if (lane == 0)
-        before = warp > 0 ? warp_totals[warp - 1] : op_identity();
+        before = warp > 0 ? warp_totals[warp - 1] : ag_op_identity();
     else if (warp > 0)
-        before = op_combine(warp_totals[warp - 1], before);
+        before = ag_op_combine(warp_totals[warp - 1], before);
 
     /* grid: what precedes this tile, by warp 0, from a tree of published totals folded in a fixed
        order, so the bits never depend on timing.  Level 0 holds each tile's total; at level k,
@@ -361,85 +357,77 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
        folded: totals never wait on prefixes, so no tile waits on a chain of others. */
     if (warp == 0) {
         const int64_t total = warp_totals[7];
-        int64_t prefix = op_identity();       /* everything before the tile */
+        int64_t prefix = ag_op_identity();       /* everything before the tile */
         int64_t upto = total;                     /* from the start of the tile's group at this level */
         unsigned long long *level = slots;
         size_t count = n_tiles, index = tile;
         bool last = true;                        /* the tile completes its group at every level so far */
         if (n_tiles > 1 && lane == 0)
-            publish(level + index * SLOT_WORDS, total);
-        for (size_t span = 1; span < n_tiles; span *= GROUP) {
-            const unsigned int siblings = (unsigned int)(index % GROUP);
+            ag_publish(level + index * AG_SLOT_WORDS, total);
+        for (size_t span = 1; span < n_tiles; span *= AG_GROUP) {
+            const unsigned int siblings = (unsigned int)(index % AG_GROUP);
             if (siblings > 0) {
-                int64_t v = lane < siblings ? wait_for(level + (index - siblings + lane) * SLOT_WORDS) : op_identity();
+                int64_t v = lane < siblings ? ag_wait_for(level + (index - siblings + lane) * AG_SLOT_WORDS) : ag_op_identity();
                 /* fold the lanes in order; every lane ends with the same bits */
-                up = shfl_xor(v, 1);
-                v = lane & 1 ? op_combine(up, v) : op_combine(v, up);
-                up = shfl_xor(v, 2);
-                v = lane & 2 ? op_combine(up, v) : op_combine(v, up);
-                up = shfl_xor(v, 4);
-                v = lane & 4 ? op_combine(up, v) : op_combine(v, up);
-                up = shfl_xor(v, 8);
-                v = lane & 8 ? op_combine(up, v) : op_combine(v, up);
-                up = shfl_xor(v, 16);
-                v = lane & 16 ? op_combine(up, v) : op_combine(v, up);
-                prefix = op_combine(v, prefix);
-                upto = op_combine(v, upto);
+                up = ag_shfl_xor(v, 1);
+                v = lane & 1 ? ag_op_combine(up, v) : ag_op_combine(v, up);
+                up = ag_shfl_xor(v, 2);
+                v = lane & 2 ? ag_op_combine(up, v) : ag_op_combine(v, up);
+                up = ag_shfl_xor(v, 4);
+                v = lane & 4 ? ag_op_combine(up, v) : ag_op_combine(v, up);
+                up = ag_shfl_xor(v, 8);
+                v = lane & 8 ? ag_op_combine(up, v) : ag_op_combine(v, up);
+                up = ag_shfl_xor(v, 16);
+                v = lane & 16 ? ag_op_combine(up, v) : ag_op_combine(v, up);
+                prefix = ag_op_combine(v, prefix);
+                upto = ag_op_combine(v, upto);
             }
-            last = last && siblings == GROUP - 1;
-            level += count * SLOT_WORDS;
-            count = (count + GROUP - 1) / GROUP;
-            index /= GROUP;
+            last = last && siblings == AG_GROUP - 1;
+            level += count * AG_SLOT_WORDS;
+            count = (count + AG_GROUP - 1) / AG_GROUP;
+            index /= AG_GROUP;
             if (last && lane == 0)               /* the group one level up is complete */
-                publish(level + index * SLOT_WORDS, upto);
+                ag_publish(level + index * AG_SLOT_WORDS, upto);
         }
         if (lane == 0)
-            tile_prefix = op_combine(init, prefix);
+            tile_prefix = ag_op_combine(init, prefix);
     }
     __syncthreads();
-    before = op_combine(tile_prefix, before);
+    before = ag_op_combine(tile_prefix, before);
 
     /* thread: its items' results from its prefix on, back into shared memory; then each warp
-       stores its run (store_run) */
+       stores its run (ag_store_run) */
     if (staged) {
 #pragma unroll
         for (int c = 0; c < 9; ++c) {
             uint4 w[1];
             int64_t x[2];
             int64_t y[2];
-#pragma unroll
-            for (int q = 0; q < 1; ++q) {
-                const int k = lane * 9 + c * 1 + q;
-                w[q] = stage[warp][chunk_at(k)];
-            }
+            w[0] = stage[warp][ag_chunk_at(lane * 9 + c)];
             memcpy(x, w, sizeof x);
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
-                before = op_combine(before, op_lift(x[e], base + c * 2 + e));
-                y[e] = op_finalize(before);
+                before = ag_op_combine(before, ag_op_lift(x[e], base + c * 2 + e));
+                y[e] = ag_op_finalize(before);
             }
             memcpy(w, y, sizeof w);
-#pragma unroll
-            for (int q = 0; q < 1; ++q) {
-                const int k = lane * 9 + c * 1 + q;
-                stage[warp][chunk_at(k)] = w[q];
-            }
+            stage[warp][ag_chunk_at(lane * 9 + c)] = w[0];
         }
         uint4 *dst = (uint4 *)(out + tile_base + warp * 576);
         if (full) {
-            store_run(dst, stage[warp], lane);
+            ag_store_run(dst, stage[warp], lane);
         } else {
             __syncwarp();
             /* the partial tile: whole 16-byte words, then the 4-byte words of the last one */
-            const size_t run_bytes = run_left(n, tile_base, warp) * sizeof(int64_t);
+            const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int64_t);
 #pragma unroll
             for (int j = 0; j < 9; ++j) {
                 const int k = j * 32 + lane;
-                const unsigned int bytes = word_bytes(k, run_bytes);
+                const unsigned int bytes = ag_word_bytes(k, run_bytes);
                 if (bytes == 16) {
-                    dst[k] = stage[warp][chunk_at(k)];
+                    dst[k] = stage[warp][ag_chunk_at(k)];
                 } else if (bytes > 0) {
-                    const unsigned int *word = (const unsigned int *)&stage[warp][chunk_at(k)];
+                    const unsigned int *word = (const unsigned int *)&stage[warp][ag_chunk_at(k)];
                     for (unsigned int q = 0; q * 4 < bytes; ++q)
                         ((unsigned int *)dst)[k * 4 + q] = word[q];
                 }
@@ -450,9 +438,9 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
 #pragma unroll 4
         for (int k = 0; k < 18; ++k) {
             if (base + k < n) {
-                const int64_t x = elems[elem_at(lane, k)];
-                before = op_combine(before, op_lift(x, base + k));
-                results[elem_at(lane, k)] = op_finalize(before);
+                const int64_t x = elems[ag_elem_at(lane, k)];
+                before = ag_op_combine(before, ag_op_lift(x, base + k));
+                results[ag_elem_at(lane, k)] = ag_op_finalize(before);
             }
         }
         __syncwarp();
@@ -460,15 +448,15 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
 #pragma unroll 4
         for (int e = lane; e < 576; e += 32)
             if (run + e < n)
-                out[run + e] = results[elem_at(e / 18, e % 18)];
+                out[run + e] = results[ag_elem_at(e / 18, e % 18)];
     }
 }
 
 /* The ticket counter and the slots' flags back to zero before the main launch (grid-stride) */
-static __device__ __forceinline__ void zero_slots(unsigned int *work, unsigned int n_tiles)
+static __device__ __forceinline__ void ag_zero_slots(unsigned int *work, unsigned int n_tiles)
 {
     unsigned long long *const words = (unsigned long long *)work;
-    const size_t count = HEADER_WORDS / 2 + slot_words_for(n_tiles);
+    const size_t count = AG_HEADER_WORDS / 2 + ag_slot_words_for(n_tiles);
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
         words[i] = 0;
 }
@@ -476,8 +464,8 @@ static __device__ __forceinline__ void zero_slots(unsigned int *work, unsigned i
 /* Before the main launch (a kernel, not a memset: it overlaps the launches around it) */
 static __global__ void assoc_k_scan_sum_i64_b256_t18_clear(unsigned int *work, unsigned int n_tiles)
 {
-    follow_stream();
-    zero_slots(work, n_tiles);
+    ag_follow_stream();
+    ag_zero_slots(work, n_tiles);
 }
 
 /* ----------------------------------------------------------------------------------------- */
@@ -485,19 +473,19 @@ static __global__ void assoc_k_scan_sum_i64_b256_t18_clear(unsigned int *work, u
 
 extern "C" size_t assoc_scan_sum_i64_workspace_bytes(size_t n)
 {
-    const size_t tiles = tiles_for(n);
+    const size_t tiles = ag_tiles_for(n);
     if (tiles <= 1)
         return 0;
-    return HEADER_WORDS * 4 + slot_words_for(tiles) * 8;
+    return AG_HEADER_WORDS * 4 + ag_slot_words_for(tiles) * 8;
 }
 
-static int carveout_asked[64];   /* by device */
+static int ag_carveout_asked[64];   /* by device */
 
 /* A launch in `stream`: where `allowed`, on sm_90 and later devices, and for kernel code built for
    them (its PTX version, asked once a device into `by_device`), with programmatic dependent
    launch, so the kernel's blocks are scheduled while the previous kernel ends and wait in
-   follow_stream(); otherwise the usual launch. */
-static cudaError_t launch_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *attr, const void *kernel,
+   ag_follow_stream(); otherwise the usual launch. */
+static cudaError_t ag_launch_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *attr, const void *kernel,
     signed char *by_device, int allowed, unsigned int grid, unsigned int block, cudaStream_t stream)
 {
     int dev = 0;
@@ -532,8 +520,8 @@ static cudaError_t launch_config(cudaLaunchConfig_t *config, cudaLaunchAttribute
 extern "C" cudaError_t assoc_scan_sum_i64(const int64_t *d_in, size_t n, int64_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
-    const size_t tiles = tiles_for(n);
-    const int64_t first = op_identity();
+    const size_t tiles = ag_tiles_for(n);
+    const int64_t first = ag_op_identity();
     const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;  /* 16-byte paths need all aligned */
     cudaError_t err;
 
@@ -545,12 +533,12 @@ extern "C" cudaError_t assoc_scan_sum_i64(const int64_t *d_in, size_t n, int64_t
         return cudaErrorInvalidValue;
     if (tiles > 1) {
         /* the ticket counter and every slot's flags start at zero */
-        const size_t words = HEADER_WORDS / 2 + slot_words_for(tiles);
+        const size_t words = AG_HEADER_WORDS / 2 + ag_slot_words_for(tiles);
         {
-            static signed char pdl[64];            /* launch_config's answer, by device */
+            static signed char pdl[64];            /* ag_launch_config's answer, by device */
             cudaLaunchConfig_t config;
             cudaLaunchAttribute attr;
-            err = launch_config(&config, &attr, (const void *)assoc_k_scan_sum_i64_b256_t18_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_i64_b256_t18_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
             if (err == cudaSuccess)
                 err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_i64_b256_t18_clear, (unsigned int *)d_work, (unsigned int)tiles);
             if (err != cudaSuccess)
@@ -563,19 +551,19 @@ extern "C" cudaError_t assoc_scan_sum_i64(const int64_t *d_in, size_t n, int64_t
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)
             return err;
-        if (dev < 0 || dev >= 64 || !carveout_asked[dev]) {
+        if (dev < 0 || dev >= 64 || !ag_carveout_asked[dev]) {
             err = cudaFuncSetAttribute(assoc_k_scan_sum_i64_b256_t18, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
             if (err != cudaSuccess)
                 return err;
             if (dev >= 0 && dev < 64)
-                carveout_asked[dev] = 1;
+                ag_carveout_asked[dev] = 1;
         }
     }
     {
-        static signed char pdl[64];            /* launch_config's answer, by device */
+        static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = launch_config(&config, &attr, (const void *)assoc_k_scan_sum_i64_b256_t18, pdl, 1, (unsigned int)tiles, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_i64_b256_t18, pdl, 1, (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
             err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_i64_b256_t18, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0);
         if (err != cudaSuccess)

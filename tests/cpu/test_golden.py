@@ -12,8 +12,8 @@ from assocgen.spec import parse
 from .util import REPO
 
 GOLDEN = {
-    "sources": "e5935ca8bbc9aa22ac4950baab1acd53f8e33a7fec974bc1232498cb9a3aca1f",
-    "single_header": "2027c6197476b954968b8d530dd56e9a8db484d965b4fb974f4d1a72653c6051",
+    "sources": "db4d7c2329a4fb76b3253e46b3da3ac0273397ef9a49e9451d02987632235cab",
+    "single_header": "e09d27c96725ce229aeb55bcb87d188494a1171a1a3d45d933bf67ed01da0786",
 }
 
 

@@ -146,8 +146,8 @@ def _block_fold_shuffles(tmp_path, block, op="sum", ty="f32"):
     out = tmp_path / f"b{block}"
     gen_ok("--prefix", "t", "--reduce", f"{op}:{ty}:b{block}", "-o", out)
     src = (out / f"t_reduce_{op}_{ty}.cu").read_text()
-    fold = _function(src, "block_fold")
-    offsets = [int(o) for o in re.findall(r"shfl_down\(\s*\w+\s*,\s*(\d+)\s*\)", fold)]
+    fold = _function(src, "ag_block_fold")
+    offsets = [int(o) for o in re.findall(r"ag_shfl_down\(\s*\w+\s*,\s*(\d+)\s*\)", fold)]
     return src, fold, offsets
 
 
@@ -184,9 +184,9 @@ def test_launch_bounds_and_launch_use_the_block(tmp_path, block):
     src = (out / "t_reduce_min_i32.cu").read_text()
     # at least half the SM's threads: ptxas then keeps a lane's 16-byte loads in flight together
     assert f"__launch_bounds__({block}, {max(1, 1024 // block)})" in src
-    # launched with that block (through launch_config: programmatic dependent launch)
+    # launched with that block (through ag_launch_config: programmatic dependent launch)
     assert re.search(
-        r"launch_config\(&config, &attr, \(const void \*\)t_k_reduce_min_i32_b%d_t4, pdl, "
+        r"ag_launch_config\(&config, &attr, \(const void \*\)t_k_reduce_min_i32_b%d_t4, pdl, "
         r"[^,]+, \(unsigned int\)grid, %d, stream\)" % (block, block),
         src,
     )
@@ -204,7 +204,7 @@ def test_pdl_where_measured_faster(tmp_path):
         assert r"griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" in src
         assert "cudaLaunchAttributeProgrammaticStreamSerialization" in src
         assert "__CUDA_ARCH__ >= 900" in src and "ptxVersion >= 90" in src
-    assert "n <= PDL_MAX_ELEMS" in red
+    assert "n <= AG_PDL_MAX_ELEMS" in red
     # the scan's slots are cleared by a kernel (a memset node costs ~2 us in a graph)
     assert "_clear, " in scan and "cudaMemsetAsync" not in scan
     gen_ok("examples/mat2/spec.toml", "-o", tmp_path / "m")
@@ -215,12 +215,12 @@ def test_pdl_where_measured_faster(tmp_path):
     assert r"griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" not in mat
     kernel = mat[mat.index("__global__") : mat.index("/* host side */")]
     assert (
-        kernel.index("follow_stream();")
+        kernel.index("ag_follow_stream();")
         < kernel.index("for (size_t round")
-        < kernel.index("start_next();")
+        < kernel.index("ag_start_next();")
         < kernel.index("if (gridDim.x == 1)")
     )
-    assert "#define PDL_MAX_ELEMS ((size_t)16777216 / sizeof(mat2u))" in mat and "n <= PDL_MAX_ELEMS" in mat
+    assert "#define AG_PDL_MAX_ELEMS ((size_t)16777216 / sizeof(mat2u))" in mat and "n <= AG_PDL_MAX_ELEMS" in mat
 
 
 def test_ordered_reduce_reads_a_block_window_at_a_time(tmp_path):
@@ -342,8 +342,8 @@ type = "f32"
     assert all("return k;" in src for src in text.values() if bulk in src)
     # the segmented reduce that holds its tile needs no look-back: a carry kernel after the tiles
     assert "_carry<<<1, 1024, 0, stream>>>" in text["t_segreduce_sum_f32"]
-    assert "wait_for(" not in text["t_segreduce_sum_f32"]
-    assert "_carry" not in text["t_segreduce_ksum_f32"] and "wait_for(" in text["t_segreduce_ksum_f32"]
+    assert "ag_wait_for(" not in text["t_segreduce_sum_f32"]
+    assert "_carry" not in text["t_segreduce_ksum_f32"] and "ag_wait_for(" in text["t_segreduce_ksum_f32"]
 
 
 @pytest.mark.parametrize("prim", ["scan", "segreduce"])
@@ -472,3 +472,60 @@ def test_default_header_is_up_to_date(tmp_path):
     assert (inc / "assoc.h").read_bytes() == (REPO / "include" / "assoc.h").read_bytes(), (
         "include/assoc.h is stale (run ninja)"
     )
+
+
+# ---- internal names and simplified output (issue 14)
+
+
+def _gpu_matrix_sources():
+    import importlib.util
+
+    from assocgen import emit
+    from assocgen.spec import parse
+
+    spec = importlib.util.spec_from_file_location("gpu_run", REPO / "tests" / "gpu" / "run.py")
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    files = emit.render(parse(run.spec_dict(), "tests/gpu/run.py"), "t.h")
+    return {name: text for name, text in files.items() if name.endswith(".cu")}
+
+
+def test_generated_file_scope_names_carry_the_internal_prefix():
+    """Every function, macro, static and type the generated code defines at file scope is ag_...
+    (AG_ for macros) or the spec's own prefix, so no user type or operator name can meet them."""
+    bad = set()
+    for name, text in _gpu_matrix_sources().items():
+        for m in re.finditer(r"^static [^;{=]*?\b([A-Za-z_]\w*)\s*\(", text, re.M):
+            if not re.match(r"ag_|t_k_|__launch_bounds__$", m.group(1)):
+                bad.add((name, m.group(1)))
+        for m in re.finditer(r"^#define (\w+)", text, re.M):
+            if not m.group(1).startswith("AG_"):
+                bad.add((name, m.group(1)))
+        for m in re.finditer(r"^static (?:int|signed char|unsigned int) (\w+)\[", text, re.M):
+            if not m.group(1).startswith("ag_"):
+                bad.add((name, m.group(1)))
+        for m in re.finditer(r"^typedef struct[^{]*\{[^}]*\}\s*(\w+);", text, re.M):
+            if not m.group(1).startswith("ag_"):
+                bad.add((name, m.group(1)))
+    assert not bad, sorted(bad)[:10]
+
+
+def test_generated_code_has_no_trivial_arithmetic():
+    """Folded as written: no `/ 1`, `% 1` or `+ 0` anywhere, and no `* 1` nor one-trip chunk loop in
+    the shapes that run by default."""
+    sources = _gpu_matrix_sources()
+    for name, text in sources.items():
+        code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+        for pattern in (r"/ 1\b(?![.0-9])", r"% 1\b(?![.0-9])", r"\+ 0\b(?![.x0-9])"):
+            assert not re.search(pattern, code), f"{name}: {pattern}"
+    for name in (
+        "t_reduce_sum_f32.cu",
+        "t_scan_sum_f32.cu",
+        "t_exscan_sum_i32.cu",
+        "t_segscan_sum_f32.cu",
+        "t_mat2mul_b256_t4.cu",
+        "t_segreduce_sum_f32.cu",
+    ):
+        code = re.sub(r"/\*.*?\*/", "", sources[name], flags=re.S)
+        assert not re.search(r"\* 1\b(?![.0-9])", code), name
+        assert not re.search(r"for \(int q = 0; q < 1;", code), name

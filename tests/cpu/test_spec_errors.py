@@ -387,6 +387,7 @@ CASES = [
             ("dim3", "standard|CUDA"),
             ("class", "keyword"),
             ("_Pair", "reserved"),
+            ("ag_pair", "ag_"),
         ]
     ],
     *[
