@@ -115,8 +115,13 @@ def main(argv=None) -> int:
         header_dir = Path(args.header_dir) if args.header_dir else out
         files = emit.render(spec, single_header=args.single_header)
         targets = emit.targets(files, out, header_dir)
-        if args.ninja:
+        if args.ninja is not None:
             path = Path(args.ninja)
+            if not args.ninja or path.resolve() in {t.resolve() for t in targets}:
+                what = "is empty" if not args.ninja else "is one of the files the generator writes"
+                raise SpecError(
+                    "command line", "--ninja", f"{args.ninja!r} {what}: give the fragment a path of its own"
+                )
             targets[path] = ninja.fragment(spec, args, targets, path)
         emit.check_folders(targets)
         if args.list_files:

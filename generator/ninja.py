@@ -78,7 +78,7 @@ def fragment(spec, args, targets: dict, path: Path) -> str:
         lines += [
             "",
             f"rule assocgen_{p}_nvcc",
-            f"  command = $nvcc $nvflags -I{_path(header.parent)} -c $in -o $out",
+            f"  command = $nvcc $nvflags -I{shlex.quote(str(header.parent)).replace('$', '$$')} -c $in -o $out",
             "  description = NVCC $in",
             "",
             f"rule assocgen_{p}_ar",

@@ -22,6 +22,16 @@ from .spec import Spec, SpecError
 _C_ERROR = re.compile(r"^(.+?):(\d+):(?:\d+:)? error: (.*)$", re.M)
 _NVCC_ERROR = re.compile(r"^(.+?)\((\d+)\): error: (.*)$", re.M)
 _HEAD = "#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n#include <math.h>\n"
+_AFTER = "assocgen-probe after "  # the probe's lines after a snippet: an error there is the snippet's
+
+
+def _cuda_include() -> str:
+    """The CUDA Toolkit's include folder (the header includes cuda_runtime_api.h), or ''."""
+    nvcc = shutil.which("nvcc")
+    for d in ([str(Path(nvcc).resolve().parents[1] / "include")] if nvcc else []) + ["/usr/local/cuda/include"]:
+        if (Path(d) / "cuda_runtime_api.h").is_file():
+            return d
+    return ""
 
 
 def _at(key: str) -> str:
@@ -29,16 +39,16 @@ def _at(key: str) -> str:
 
 
 def _c_probe(spec: Spec) -> str:
-    parts = [_HEAD]
+    parts = [_HEAD + ("#include <cuda_runtime_api.h>\n" if _cuda_include() else "")]
     for code in spec.user_code:
         if code.kind == "type":
-            parts.append(_at(code.key) + code.text + "\n")
+            parts.append(_at(code.key) + code.text + "\n" + _at(_AFTER + code.key))
     for n, code in enumerate(c for c in spec.user_code if c.kind == "identity"):
         init = code.text[: code.text.rindex("return")].strip()  # `T r = {...};`
         parts.append(
             f'#line 1 "assocgen-probe"\nvoid assocgen_probe_{n}(void);\n'
             f"void assocgen_probe_{n}(void)\n{{\n{_at(code.key)}{init}\n"
-            f'#line 1 "assocgen-probe"\n(void)r;\n}}\n'
+            f"{_at(_AFTER + code.key)}(void)r;\n}}\n"
         )
     return "".join(parts)
 
@@ -48,7 +58,7 @@ def _cuda_probe(spec: Spec) -> str:
     for code in spec.user_code:
         if code.kind == "type":
             t = code.type
-            parts.append(_at(code.key) + code.text + "\n")
+            parts.append(_at(code.key) + code.text + "\n" + _at(_AFTER + code.key))
             parts.append(
                 _at(code.key.replace(": c", ": size"))
                 + f'static_assert(sizeof({t.c}) == {t.size}, "sizeof({t.c}) is not the spec\'s size, {t.size}");\n'
@@ -69,7 +79,7 @@ def _cuda_probe(spec: Spec) -> str:
         parts.append(
             f'#line 1 "assocgen-probe"\n{head}\n{{\n    (void){"i" if code.kind == "lift" else "0"};\n'
             f"{_at(code.key)}{code.text}\n"
-            f'#line 1 "assocgen-probe"\n}}\n'
+            f"{_at(_AFTER + code.key)}}}\n"
             f"__global__ void assocgen_k{n}(const {in_c} *x, {acc} *r) {{ (void)x; r[2] = {use}; }}\n"
         )
     return "".join(parts)
@@ -79,6 +89,8 @@ def _first_error(output: str, pattern, keys, accept=None):
     """(key, line, message) of the compiler's first error in the user's code, or None."""
     for m in pattern.finditer(output):
         where, line = m.group(1), int(m.group(2))
+        if where.startswith(_AFTER):  # reported at the line after a snippet (a missing `;`, say)
+            where, line = where[len(_AFTER) :], 0
         message = re.sub(r"\s*\[-W[^\]]*\]$", "", m.group(3).strip())
         if where in keys and (accept is None or accept(where, message)):
             return where, line, message
@@ -108,13 +120,14 @@ def check(spec: Spec) -> str:
 
     def fail(found):
         key, line, message = found
-        at = f" (line {line})" if line > 1 else ""
+        at = f" (line {line})" if line > 1 else (" (at its end)" if line == 0 else "")
         raise SpecError(spec.source, key, f"{message}{at}")
 
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc:
         r, _ = _run(
-            [cc, "-std=c11", "-pedantic-errors", "-Werror=missing-field-initializers", "-fsyntax-only"],
+            [cc, "-std=c11", "-pedantic-errors", "-Werror=missing-field-initializers", "-fsyntax-only"]
+            + (["-isystem", _cuda_include()] if _cuda_include() else []),
             _c_probe(spec),
             "probe.c",
         )

@@ -190,3 +190,27 @@ def test_pip_install_into_a_fresh_venv_and_run_from_another_folder(tmp_path, edi
     gen_ok(REPO / "examples" / "mat2" / "spec.toml", "-o", tmp_path / "ref")
     for p in (tmp_path / "ref").iterdir():
         assert (work / "out1" / p.name).read_bytes() == p.read_bytes(), p.name
+
+
+def test_a_type_built_on_a_cuda_vector_type_is_accepted(tmp_path):
+    """The header includes cuda_runtime_api.h, so a user type may use float2 and the like: the
+    C check at generation sees the same declarations."""
+    spec = write_spec(
+        tmp_path / "spec.toml",
+        {
+            "prefix": "v",
+            "type": [{"name": "pt", "size": 8, "c": "typedef struct { float2 p; } pt;"}],
+            "operator": [
+                {
+                    "name": "padd",
+                    "type": "pt",
+                    "identity": "{{0.0f, 0.0f}}",
+                    "commutative": True,
+                    "combine_body": "pt r;\nr.p.x = a.p.x + b.p.x;\nr.p.y = a.p.y + b.p.y;\nreturn r;",
+                }
+            ],
+            "reduce": [{"op": "padd"}],
+        },
+    )
+    gen_ok(spec, "-o", tmp_path / "out")
+    assert (tmp_path / "out" / "v_reduce_padd_pt.cu").is_file()

@@ -484,6 +484,15 @@ CASES = [
         r".",
         id="type_c_is_not_c",
     ),
+    P(
+        S({"op": "padd"}, types=[PAIR_T], ops=[W(PAIR_OP, combine=None, combine_body="pair r = a;\nreturn r")]),
+        FILE,
+        "operator 'padd': combine_body",
+        r'expected a ";" \(at its end\)',
+        id="combine_body_without_final_semicolon",
+    ),
+    P(S(SUM), CLI, "--ninja", r"one of the files", args=["--ninja", "OUTHEADER"], id="cli_ninja_onto_the_header"),
+    P(S(SUM), CLI, "--ninja", r"empty", args=["--ninja", ""], id="cli_ninja_empty"),
     # ---- the command line
     P(S(SUM), CLI, "--output", r"file, not a folder", args=["-o", "SPECFILE"], id="cli_out_is_a_file"),
     P(S(SUM), CLI, "--reduce sum", r"OP:TYPE|expected", args=["--reduce", "sum"], id="cli_reduce_without_type"),
@@ -610,6 +619,8 @@ def assert_one_error_line(r, source, key, problems):
 def test_malformed_input_is_one_error_line_and_writes_nothing(tmp_path, spec, args, source, key, problems):
     path = _make_spec(tmp_path, spec)
     out, inc = tmp_path / "out", tmp_path / "inc"
+    if "OUTHEADER" in args:  # --ninja onto the header the run writes
+        args = [inc / "v.h" if a == "OUTHEADER" else a for a in args]
     if "SPECFILE" in args:  # an output folder that is a file: the spec file itself
         args = [path if a == "SPECFILE" else a for a in args]
         key = str(path)
