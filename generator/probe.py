@@ -38,8 +38,8 @@ def _at(key: str) -> str:
     return f'#line 1 "{key}"\n'
 
 
-def _c_probe(spec: Spec) -> str:
-    parts = [_HEAD + ("#include <cuda_runtime_api.h>\n" if _cuda_include() else "")]
+def _c_probe(spec: Spec, include: str) -> str:
+    parts = [_HEAD + ("#include <cuda_runtime_api.h>\n" if include else "")]
     for code in spec.user_code:
         if code.kind == "type":
             parts.append(_at(code.key) + code.text + "\n" + _at(_AFTER + code.key))
@@ -124,11 +124,12 @@ def check(spec: Spec) -> str:
         raise SpecError(spec.source, key, f"{message}{at}")
 
     cc = shutil.which("cc") or shutil.which("gcc")
+    include = _cuda_include()
     if cc:
         r, _ = _run(
             [cc, "-std=c11", "-pedantic-errors", "-Werror=missing-field-initializers", "-fsyntax-only"]
-            + (["-isystem", _cuda_include()] if _cuda_include() else []),
-            _c_probe(spec),
+            + (["-isystem", include] if include else []),
+            _c_probe(spec, include),
             "probe.c",
         )
         if r is not None and r.returncode != 0:

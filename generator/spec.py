@@ -97,6 +97,11 @@ class Instance:
         return (self.public_name, f"{self.public_name}_workspace_bytes")
 
     @property
+    def per_element(self) -> bool:
+        """A result for every element (the scans), not one a segment."""
+        return self.primitive in (Primitive.SCAN, Primitive.EXSCAN, Primitive.SEGSCAN, Primitive.EXSEGSCAN)
+
+    @property
     def exclusive(self) -> bool:
         return self.primitive in (Primitive.EXSCAN, Primitive.EXSEGSCAN)
 

@@ -218,9 +218,8 @@ class ScanShape:
 def scan_shape(inst) -> ScanShape:
     """A scan tile: lane-blocked items, staged through shared memory where 16-byte words fit."""
     op, ipt, warps = inst.op, inst.items, inst.block // 32
-    per_element = inst.primitive in (Primitive.SCAN, Primitive.EXSCAN, Primitive.SEGSCAN, Primitive.EXSEGSCAN)
     vin = words16(ipt, op.in_type.size)
-    vout = words16(ipt, op.out_type.size) if per_element else 0
+    vout = words16(ipt, op.out_type.size) if inst.per_element else 0
     vflag = words16(ipt, 1) if inst.heads == Heads.FLAGS else 0
     vkey = words16(ipt, inst.index.size) if inst.heads == Heads.KEYS else 0
     stage = 36 * max(vin, vout, vflag, vkey)  # 32 words a lane-row, plus one pad word in eight

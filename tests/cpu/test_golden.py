@@ -4,24 +4,16 @@ separate sources and the single header.  A change to generated code is always de
 commit that makes it updates GOLDEN and says why; a refactoring keeps it."""
 
 import hashlib
-import importlib.util
 
 from assocgen import emit
 from assocgen.spec import parse
 
-from .util import REPO
+from .util import gpu_runner
 
 GOLDEN = {
     "sources": "db4d7c2329a4fb76b3253e46b3da3ac0273397ef9a49e9451d02987632235cab",
     "single_header": "e09d27c96725ce229aeb55bcb87d188494a1171a1a3d45d933bf67ed01da0786",
 }
-
-
-def _runner():
-    spec = importlib.util.spec_from_file_location("gpu_run", REPO / "tests" / "gpu" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _digest(files: dict) -> str:
@@ -32,7 +24,7 @@ def _digest(files: dict) -> str:
 
 
 def test_rendering_of_the_gpu_matrix_is_golden():
-    run = _runner()
+    run = gpu_runner()
     spec = parse(run.spec_dict(), "tests/gpu/run.py")
     assert len(spec.instances) > 300
     got = {

@@ -478,14 +478,12 @@ def test_default_header_is_up_to_date(tmp_path):
 
 
 def _gpu_matrix_sources():
-    import importlib.util
-
     from assocgen import emit
     from assocgen.spec import parse
 
-    spec = importlib.util.spec_from_file_location("gpu_run", REPO / "tests" / "gpu" / "run.py")
-    run = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run)
+    from .util import gpu_runner
+
+    run = gpu_runner()
     files = emit.render(parse(run.spec_dict(), "tests/gpu/run.py"), "t.h")
     return {name: text for name, text in files.items() if name.endswith(".cu")}
 

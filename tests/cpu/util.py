@@ -102,6 +102,16 @@ def load_example(name: str) -> dict:
         return tomllib.load(f)
 
 
+def gpu_runner():
+    """tests/gpu/run.py as a module: its instance matrix (spec_dict) and PREFIX."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_run", REPO / "tests" / "gpu" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 # ---- the broad matrix: every builtin type x operator, shapes, and the examples' user operators
 
 INTEGERS = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
