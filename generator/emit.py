@@ -14,7 +14,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import __version__, tuning
+from . import __version__, simplify, tuning
 from .model import Heads, Primitive
 from .spec import Instance, Spec, SpecError
 
@@ -50,6 +50,16 @@ def _add(x, k) -> str:
     return str(x) if k in (0, "0") else f"{x} + {k}"
 
 
+# comments and string literals, which name nothing
+_NOT_CODE = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\])*"', re.S)
+
+
+def _uses(code: str, name: str) -> bool:
+    """Whether C `code` names `name` outside comments and strings: a template renders a body
+    first and declares only what it uses."""
+    return re.search(rf"\b{re.escape(name)}\b", _NOT_CODE.sub(" ", str(code))) is not None
+
+
 def _env():
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
@@ -61,6 +71,8 @@ def _env():
     )
     # generated code is simplified as it is written: no `* 1`, `/ 1`, `% 1` or `+ 0`
     env.globals.update(mul=_mul, div=_div, mod=_mod, add=_add)
+    env.filters["uses"] = _uses
+    env.filters["simplified"] = simplify.one_trip_loops
     return env
 
 
@@ -272,7 +284,7 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
     for inst in instances:
         template, shape = FAMILIES[inst.family]
         ctx = dict(inst=inst, op=inst.op, stamp=stamp, header=header, **shape(inst))
-        files[f"{inst.file_stem}.cu"] = env.get_template(template).render(**ctx)
+        files[f"{inst.file_stem}.cu"] = simplify.blank_lines(env.get_template(template).render(**ctx))
         decls.append(dict(inst=inst, doc=ctx["doc"], api_params=ctx["api_params"]))
     impl = _implementation(files, header) if single_header else None
     if single_header:

@@ -29,7 +29,6 @@ static __device__ __forceinline__ uint32_t ag_op_combine(uint32_t a, uint32_t b)
 /* element x at index i -> accumulator */
 static __device__ __forceinline__ uint32_t ag_op_lift(uint32_t x, size_t i)
 {
-    (void)i;
     return x;
 }
 
@@ -38,7 +37,6 @@ static __device__ __forceinline__ uint32_t ag_op_finalize(uint32_t r)
 {
     return r;
 }
-
 
 /* Programmatic dependent launch (sm_90+): let the next kernel in the stream be scheduled now (it
    waits here in turn), then wait until the work before this kernel has finished and its writes
@@ -76,28 +74,38 @@ static __device__ __forceinline__ uint32_t ag_load_slot(const unsigned int *slot
     return v;
 }
 
-
-/* Block fold: every thread brings its partial, in thread order; thread 0 gets the total. */
-static __device__ __forceinline__ uint32_t ag_block_fold(uint32_t acc, uint32_t *warp_totals)
+/* Warp: the lanes' values folded in lane order (offsets 1, 2, 4, ...); lane 0 gets the total */
+static __device__ __forceinline__ uint32_t ag_warp_fold(uint32_t v)
 {
-    const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    /* warp: offsets 1, 2, 4, ... so lane 0 folds lanes 0..31 in order */
-    acc = ag_op_combine(acc, ag_shfl_down(acc, 1));
-    acc = ag_op_combine(acc, ag_shfl_down(acc, 2));
-    acc = ag_op_combine(acc, ag_shfl_down(acc, 4));
-    acc = ag_op_combine(acc, ag_shfl_down(acc, 8));
-    acc = ag_op_combine(acc, ag_shfl_down(acc, 16));
-    /* block: the 8 warps' totals, folded the same way by warp 0 */
+    v = ag_op_combine(v, ag_shfl_down(v, 1));
+    v = ag_op_combine(v, ag_shfl_down(v, 2));
+    v = ag_op_combine(v, ag_shfl_down(v, 4));
+    v = ag_op_combine(v, ag_shfl_down(v, 8));
+    v = ag_op_combine(v, ag_shfl_down(v, 16));
+    return v;
+}
+
+/* Block: the warps' values (lane 0's of each) folded in warp order by warp 0, through `slots`;
+   thread 0 gets the total */
+static __device__ __forceinline__ uint32_t ag_warps_fold(uint32_t v, uint32_t *slots, unsigned int lane, unsigned int warp)
+{
     if (lane == 0)
-        warp_totals[warp] = acc;
+        slots[warp] = v;
     __syncthreads();
     if (warp == 0) {
-        acc = lane < 8 ? warp_totals[lane] : ag_op_identity();
-        acc = ag_op_combine(acc, ag_shfl_down(acc, 1));
-        acc = ag_op_combine(acc, ag_shfl_down(acc, 2));
-        acc = ag_op_combine(acc, ag_shfl_down(acc, 4));
+        v = lane < 8 ? slots[lane] : ag_op_identity();
+        v = ag_op_combine(v, ag_shfl_down(v, 1));
+        v = ag_op_combine(v, ag_shfl_down(v, 2));
+        v = ag_op_combine(v, ag_shfl_down(v, 4));
     }
-    return acc;
+    return v;
+}
+
+/* Block: every thread brings its partial, in thread order; thread 0 gets the total */
+static __device__ __forceinline__ uint32_t ag_block_fold(uint32_t v, uint32_t *warp_totals)
+{
+    const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    return ag_warps_fold(ag_warp_fold(v), warp_totals, lane, warp);
 }
 
 static __global__ void __launch_bounds__(256, 4)
@@ -106,11 +114,7 @@ assoc_k_reduce_max_u32_b256_t16(const uint32_t *__restrict__ in, size_t n, uint3
 {
     __shared__ uint32_t warp_totals[8];
     __shared__ int is_last_block;
-    const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     uint32_t acc = ag_op_identity();
-    (void)aligned16;
-    (void)warp;
-    (void)lane;
     ag_follow_stream();
 
     /* load and first combine: the blocks sweep the input together, block b taking tiles b,

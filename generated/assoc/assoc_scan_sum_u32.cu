@@ -30,7 +30,6 @@ static __device__ __forceinline__ uint32_t ag_op_combine(uint32_t a, uint32_t b)
 /* element x at index i -> accumulator */
 static __device__ __forceinline__ uint32_t ag_op_lift(uint32_t x, size_t i)
 {
-    (void)i;
     return x;
 }
 
@@ -39,7 +38,6 @@ static __device__ __forceinline__ uint32_t ag_op_finalize(uint32_t r)
 {
     return r;
 }
-
 
 /* Programmatic dependent launch (sm_90+): let the next kernel in the stream be scheduled now (it
    waits here in turn), then wait until the work before this kernel has finished and its writes
@@ -69,6 +67,76 @@ static __device__ __forceinline__ uint32_t ag_shfl_xor(uint32_t v, int mask)
     return v;
 }
 
+/* Warp: inclusive scan of the lanes' values, in lane order (offsets 1, 2, 4, ...) */
+static __device__ __forceinline__ uint32_t ag_warp_scan(uint32_t t, unsigned int lane)
+{
+    uint32_t up;
+    up = ag_shfl_up(t, 1);
+    if (lane >= 1)
+        t = ag_op_combine(up, t);
+    up = ag_shfl_up(t, 2);
+    if (lane >= 2)
+        t = ag_op_combine(up, t);
+    up = ag_shfl_up(t, 4);
+    if (lane >= 4)
+        t = ag_op_combine(up, t);
+    up = ag_shfl_up(t, 8);
+    if (lane >= 8)
+        t = ag_op_combine(up, t);
+    up = ag_shfl_up(t, 16);
+    if (lane >= 16)
+        t = ag_op_combine(up, t);
+    return t;
+}
+
+/* Block of 8 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
+   its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
+   in totals[7]).  Returns what precedes the thread. */
+static __device__ __forceinline__ uint32_t ag_block_scan(uint32_t t, uint32_t *totals, unsigned int lane, unsigned int warp)
+{
+    t = ag_warp_scan(t, lane);
+    if (lane == 31)
+        totals[warp] = t;
+    __syncthreads();
+    if (warp == 0) {
+        uint32_t w = lane < 8 ? totals[lane] : ag_op_identity(), up;
+        up = ag_shfl_up(w, 1);
+        if (lane >= 1)
+            w = ag_op_combine(up, w);
+        up = ag_shfl_up(w, 2);
+        if (lane >= 2)
+            w = ag_op_combine(up, w);
+        up = ag_shfl_up(w, 4);
+        if (lane >= 4)
+            w = ag_op_combine(up, w);
+        if (lane < 8)
+            totals[lane] = w;
+    }
+    __syncthreads();
+    uint32_t before = ag_shfl_up(t, 1);
+    if (lane == 0)
+        before = warp > 0 ? totals[warp - 1] : ag_op_identity();
+    else if (warp > 0)
+        before = ag_op_combine(totals[warp - 1], before);
+    return before;
+}
+
+/* Warp: the lanes' values folded in lane order; every lane gets the same bits */
+static __device__ __forceinline__ uint32_t ag_warp_fold_all(uint32_t v, unsigned int lane)
+{
+    uint32_t up;
+    up = ag_shfl_xor(v, 1);
+    v = lane & 1 ? ag_op_combine(up, v) : ag_op_combine(v, up);
+    up = ag_shfl_xor(v, 2);
+    v = lane & 2 ? ag_op_combine(up, v) : ag_op_combine(v, up);
+    up = ag_shfl_xor(v, 4);
+    v = lane & 4 ? ag_op_combine(up, v) : ag_op_combine(v, up);
+    up = ag_shfl_xor(v, 8);
+    v = lane & 8 ? ag_op_combine(up, v) : ag_op_combine(v, up);
+    up = ag_shfl_xor(v, 16);
+    v = lane & 16 ? ag_op_combine(up, v) : ag_op_combine(v, up);
+    return v;
+}
 /* A published value: each 32-bit word travels with a nonzero flag in one 64-bit word, so a reader
    that sees every flag set holds the whole value, with no fence between writer and reader.  The
    slots are zeroed before each launch. */
@@ -95,7 +163,6 @@ static __device__ __forceinline__ uint32_t ag_wait_for(const unsigned long long 
     return v;
 }
 
-
 #define AG_TILE 9216
 #define AG_GROUP 32                 /* fan-out of the look-back tree: one lane a sibling */
 #define AG_SLOT_WORDS 1          /* 64-bit words a published uint32_t */
@@ -115,6 +182,37 @@ static __host__ __device__ size_t ag_slot_words_for(size_t tiles)
     }
 }
 
+/* Grid: what precedes tile `tile`, from a tree of published totals folded in a fixed order, so the
+   bits never depend on timing.  Level 0 holds each tile's total; at level k, lane l folds the
+   total of the l-th group before this tile's own group (same parent).  A tile that completes a
+   group publishes the group's total as soon as the levels below are folded: totals never wait on
+   prefixes, so no tile waits on a chain of others.  Called by a whole warp; every lane returns
+   the prefix. */
+static __device__ __forceinline__ uint32_t ag_look_back(uint32_t total, unsigned long long *slots, size_t n_tiles, size_t tile, unsigned int lane)
+{
+    uint32_t prefix = ag_op_identity();       /* everything before the tile */
+    uint32_t upto = total;                     /* from the start of the tile's group at this level */
+    unsigned long long *level = slots;
+    size_t count = n_tiles, index = tile;
+    bool last = true;                        /* the tile completes its group at every level so far */
+    if (n_tiles > 1 && lane == 0)
+        ag_publish(level + index * AG_SLOT_WORDS, total);
+    for (size_t span = 1; span < n_tiles; span *= AG_GROUP) {
+        const unsigned int siblings = (unsigned int)(index % AG_GROUP);
+        if (siblings > 0) {
+            const uint32_t v = ag_warp_fold_all(lane < siblings ? ag_wait_for(level + (index - siblings + lane) * AG_SLOT_WORDS) : ag_op_identity(), lane);
+            prefix = ag_op_combine(v, prefix);
+            upto = ag_op_combine(v, upto);
+        }
+        last = last && siblings == AG_GROUP - 1;
+        level += count * AG_SLOT_WORDS;
+        count = (count + AG_GROUP - 1) / AG_GROUP;
+        index /= AG_GROUP;
+        if (last && lane == 0)               /* the group one level up is complete */
+            ag_publish(level + index * AG_SLOT_WORDS, upto);
+    }
+    return prefix;
+}
 
 /* 16 bytes from global to shared memory without passing through registers (cp.async, sm_80+) */
 static __device__ __forceinline__ void ag_copy_async16(uint4 *smem, const uint4 *gmem)
@@ -214,7 +312,6 @@ assoc_k_scan_sum_u32_b256_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
     __shared__ unsigned int tile_ticket;
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
-    (void)aligned16;
     ag_follow_stream();
 
     /* tiles go out in ticket order, so a tile's predecessors have all started before it */
@@ -228,7 +325,6 @@ assoc_k_scan_sum_u32_b256_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
     const size_t tile_base = (size_t)tile * AG_TILE;
     const size_t base = tile_base + (size_t)threadIdx.x * 36;   /* this thread's first item */
     const int full = tile_base + AG_TILE <= n;
-    (void)full;
 
     /* load: the warp's run of the tile goes straight to shared memory (16-byte cp.async) and stays
        there until it is stored, so a tile that waits on the look-back holds no registers and more
@@ -262,7 +358,7 @@ assoc_k_scan_sum_u32_b256_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
     }
 
     /* thread: the fold of its own items (their scan waits for the prefix, below) */
-    uint32_t t = ag_op_identity(), up;
+    uint32_t t = ag_op_identity();
     if (staged) {
 #pragma unroll
         for (int c = 0; c < 9; ++c) {
@@ -302,88 +398,12 @@ assoc_k_scan_sum_u32_b256_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
                 t = ag_op_combine(t, ag_op_lift(elems[ag_elem_at(lane, k)], base + k));
     }
 
-    /* warp: inclusive scan of the threads' totals, offsets 1, 2, 4, ... */
-    up = ag_shfl_up(t, 1);
-    if (lane >= 1)
-        t = ag_op_combine(up, t);
-    up = ag_shfl_up(t, 2);
-    if (lane >= 2)
-        t = ag_op_combine(up, t);
-    up = ag_shfl_up(t, 4);
-    if (lane >= 4)
-        t = ag_op_combine(up, t);
-    up = ag_shfl_up(t, 8);
-    if (lane >= 8)
-        t = ag_op_combine(up, t);
-    up = ag_shfl_up(t, 16);
-    if (lane >= 16)
-        t = ag_op_combine(up, t);
+    /* block: what precedes this thread inside the tile */
+    uint32_t before = ag_block_scan(t, warp_totals, lane, warp);
 
-    /* block: warp 0 scans the warps' totals */
-    if (lane == 31)
-        warp_totals[warp] = t;
-    __syncthreads();
+    /* grid: what precedes this tile, by warp 0 (ag_look_back) */
     if (warp == 0) {
-        uint32_t w = lane < 8 ? warp_totals[lane] : ag_op_identity();
-        up = ag_shfl_up(w, 1);
-        if (lane >= 1)
-            w = ag_op_combine(up, w);
-        up = ag_shfl_up(w, 2);
-        if (lane >= 2)
-            w = ag_op_combine(up, w);
-        up = ag_shfl_up(w, 4);
-        if (lane >= 4)
-            w = ag_op_combine(up, w);
-        if (lane < 8)
-            warp_totals[lane] = w;
-    }
-    __syncthreads();
-    /* what precedes this thread inside the tile */
-    uint32_t before = ag_shfl_up(t, 1);
-    if (lane == 0)
-        before = warp > 0 ? warp_totals[warp - 1] : ag_op_identity();
-    else if (warp > 0)
-        before = ag_op_combine(warp_totals[warp - 1], before);
-
-    /* grid: what precedes this tile, by warp 0, from a tree of published totals folded in a fixed
-       order, so the bits never depend on timing.  Level 0 holds each tile's total; at level k,
-       lane l folds the total of the l-th group before this tile's own group (same parent).  A
-       tile that completes a group publishes the group's total as soon as the levels below are
-       folded: totals never wait on prefixes, so no tile waits on a chain of others. */
-    if (warp == 0) {
-        const uint32_t total = warp_totals[7];
-        uint32_t prefix = ag_op_identity();       /* everything before the tile */
-        uint32_t upto = total;                     /* from the start of the tile's group at this level */
-        unsigned long long *level = slots;
-        size_t count = n_tiles, index = tile;
-        bool last = true;                        /* the tile completes its group at every level so far */
-        if (n_tiles > 1 && lane == 0)
-            ag_publish(level + index * AG_SLOT_WORDS, total);
-        for (size_t span = 1; span < n_tiles; span *= AG_GROUP) {
-            const unsigned int siblings = (unsigned int)(index % AG_GROUP);
-            if (siblings > 0) {
-                uint32_t v = lane < siblings ? ag_wait_for(level + (index - siblings + lane) * AG_SLOT_WORDS) : ag_op_identity();
-                /* fold the lanes in order; every lane ends with the same bits */
-                up = ag_shfl_xor(v, 1);
-                v = lane & 1 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-                up = ag_shfl_xor(v, 2);
-                v = lane & 2 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-                up = ag_shfl_xor(v, 4);
-                v = lane & 4 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-                up = ag_shfl_xor(v, 8);
-                v = lane & 8 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-                up = ag_shfl_xor(v, 16);
-                v = lane & 16 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-                prefix = ag_op_combine(v, prefix);
-                upto = ag_op_combine(v, upto);
-            }
-            last = last && siblings == AG_GROUP - 1;
-            level += count * AG_SLOT_WORDS;
-            count = (count + AG_GROUP - 1) / AG_GROUP;
-            index /= AG_GROUP;
-            if (last && lane == 0)               /* the group one level up is complete */
-                ag_publish(level + index * AG_SLOT_WORDS, upto);
-        }
+        const uint32_t prefix = ag_look_back(warp_totals[7], slots, n_tiles, tile, lane);
         if (lane == 0)
             tile_prefix = ag_op_combine(init, prefix);
     }

@@ -11,8 +11,8 @@ from assocgen.spec import parse
 from .util import gpu_runner
 
 GOLDEN = {
-    "sources": "db4d7c2329a4fb76b3253e46b3da3ac0273397ef9a49e9451d02987632235cab",
-    "single_header": "e09d27c96725ce229aeb55bcb87d188494a1171a1a3d45d933bf67ed01da0786",
+    "sources": "fb092f1934bb312ee2e5a6c983d546230d62ceb1d59aaecb0be93602d3dc7a0e",
+    "single_header": "bbcb4c4549113e0370cbf3b959c01277507ae00e6408480b27f2158f4cdbac73",
 }
 
 
