@@ -265,10 +265,69 @@ def _doc(inst: Instance) -> str:
     }[inst.primitive]
 
 
+def _transpose_signature(inst) -> Signature:
+    T = inst.type.c
+    return Signature(
+        (
+            (Param(f"const {T} *", "d_in"), Param("size_t", "in_pitch"), Param("size_t", "in_stride")),
+            (Param("size_t", "rows"), Param("size_t", "cols"), Param("size_t", "batch")),
+            (Param(f"{T} *", "d_out"), Param("size_t", "out_pitch"), Param("size_t", "out_stride")),
+            WORKSPACE,
+        )
+    )
+
+
+_REMEDY_DOC = {
+    "pad": "padded, so that a column's elements start on successive banks",
+    "swizzle": "a unit's column is XORed with its row, so that a column's units fall on distinct banks",
+    "none": "no remedy: a column's elements share banks (the seeds' unpadded tile)",
+}
+
+
+def transpose_context(inst) -> dict:
+    """The transpose template's names: the shape (tuning.transpose_shape) and its C signature."""
+    shape = inst.shape
+    size = shape.size
+    elem_unit = 1 if shape.unit == 1 else 4 if size % 4 == 0 else size
+    return dict(
+        api_params=_transpose_signature(inst),
+        doc=f"transpose: out[b][c][r] = in[b][r][c] for {inst.type.c} ({size} bytes), rows x cols matrices, "
+        "pitches and batch strides in elements",
+        shape=shape,
+        ty=inst.type,
+        unit_c="unsigned int" if shape.unit == 4 else "unsigned char",
+        remedy_doc=_REMEDY_DOC[shape.remedy],
+        elem_unit=elem_unit,
+        needs_align=shape.unit == 4 or elem_unit > 1,
+        elem_word={4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}[elem_unit],
+    )
+
+
 FAMILIES = {
     "reduce": ("reduce/reduce.cu.j2", reduce_context),
     "scan": ("scan/scan.cu.j2", scan_context),
+    "transpose": ("transpose/transpose.cu.j2", transpose_context),
 }
+
+
+def _summary(inst) -> str:
+    """The header's line for a function: what it computes, and its kernel's parameters."""
+    if inst.family == "transpose":
+        what = f"transpose of {inst.type.name} ({inst.type.size} bytes)"
+    else:
+        what = f"{inst.op.summary} of {inst.op.in_type.name} -> {inst.op.out_type.c}"
+    return f"{inst.public_name:34s} {what}  [{inst.kernel_name.split('_k_')[1]}]"
+
+
+def _work_params(inst) -> str:
+    return "size_t rows, size_t cols, size_t batch" if inst.family == "transpose" else "size_t n"
+
+
+def _shape_note(inst) -> str:
+    if inst.family == "transpose":
+        sh = inst.shape
+        return f"tiles of {sh.tile} x {sh.tile}, {sh.rows} warps a block, banks: {sh.remedy}"
+    return f"block {inst.block}, {inst.items} items a thread"
 
 
 def render(spec: Spec, header_name: str = None, single_header: bool = False) -> dict:
@@ -283,19 +342,29 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
     files, decls = {}, []
     for inst in instances:
         template, shape = FAMILIES[inst.family]
-        ctx = dict(inst=inst, op=inst.op, stamp=stamp, header=header, **shape(inst))
+        ctx = dict(inst=inst, op=getattr(inst, "op", None), stamp=stamp, header=header, **shape(inst))
         files[f"{inst.file_stem}.cu"] = simplify.blank_lines(env.get_template(template).render(**ctx))
-        decls.append(dict(inst=inst, doc=ctx["doc"], api_params=ctx["api_params"]))
+        decls.append(
+            dict(
+                inst=inst,
+                doc=ctx["doc"],
+                api_params=ctx["api_params"],
+                summary=_summary(inst),
+                work_params=_work_params(inst),
+                shape_note=_shape_note(inst),
+            )
+        )
     impl = _implementation(files, header) if single_header else None
     if single_header:
         files = {}
 
     public_types = list(spec.user_types)
     for inst in instances:
-        for t in inst.op.extra_types:
+        for t in inst.extra_types:
             if t.public and t not in public_types:
                 public_types.append(t)
     max_words = max([inst.op.acc_type.words for inst in instances if inst.family == "reduce"] or [1])
+    example = next((d for d in decls if d["inst"].family != "transpose"), decls[0])
     files[header] = env.get_template("header.h.j2").render(
         header=header,
         stamp=stamp,
@@ -305,11 +374,13 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
         implementation=impl,
         instances=instances,
         decls=decls,
-        example=instances[0],
-        example_args=decls[0]["api_params"].call(),
+        example=example["inst"],
+        example_args=example["api_params"].call(),
+        example_work=example["work_params"].replace("size_t ", ""),
         families=_families(instances),
         has_reduce=any(i.family == "reduce" for i in instances),
         has_scan=any(i.family == "scan" for i in instances),
+        transposes=[d for d in decls if d["inst"].family == "transpose"],
         public_types=public_types,
         guard=header.upper().replace(".", "_").replace("-", "_"),
         max_work=tuning.SLOT0 * 4 + tuning.MAX_GRID * max_words * 4,
@@ -329,8 +400,9 @@ def _families(instances) -> str:
     }
     seen = []
     for inst in instances:
-        if kinds[inst.primitive] not in seen:
-            seen.append(kinds[inst.primitive])
+        kind = "transposes" if inst.family == "transpose" else kinds[inst.primitive]
+        if kind not in seen:
+            seen.append(kind)
     return ", ".join(seen[:-1]) + (" and " if len(seen) > 1 else "") + seen[-1]
 
 

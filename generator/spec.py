@@ -32,7 +32,13 @@ key and what is wrong; nothing is written until the whole spec has been checked.
     [[segscan]]                        # also: kind, heads = "flags" | "keys", key = integer type
     [[segreduce]]                      # also: by = "offsets" (offset = integer type, default i64)
                                        #       or by = "keys" (key = integer type): reduce by key
-    # every table also takes blocks_per_sm: resident blocks an SM to ask of the compiler
+    # every table above also takes blocks_per_sm: resident blocks an SM to ask of the compiler
+
+    [[transpose]]                      # out-of-place, batched transposes; type may be a list
+    type = ["f32", "rgb"]              # any type: builtin, or a [[type]] of any size (moved as bytes)
+    tile = 32                          # optional: tile x tile elements a block (default by size)
+    rows = 8                           # optional: warps a block (the seeds' BLOCK_ROWS)
+    remedy = "pad"                     # optional: "pad", "swizzle" or "none" (bank conflicts)
 """
 
 import hashlib
@@ -111,11 +117,47 @@ class Instance:
         return "reduce" if self.primitive == Primitive.REDUCE else "scan"
 
     @property
+    def extra_types(self) -> tuple:
+        """Types the generator declares for this instance (a builtin operator's structs)."""
+        return self.op.extra_types
+
+    @property
     def tile_op(self) -> Operator:
         """The operator the scan family's tiles and look-back run: `op`, or its segmented form."""
         if not self.heads:
             return self.op
         return segmented(self.op, counted=self.primitive == Primitive.REDUCE_BY_KEY)
+
+
+@dataclass(frozen=True)
+class Transpose:
+    """One transpose to generate: rows x cols matrices of `type`, batched, through a tile in
+    shared memory; the shape (tuning.transpose_shape) is resolved from size, tile, rows, remedy."""
+
+    prefix: str
+    type: CType
+    tile: int
+    rows: int
+    remedy: str
+    public_name: str
+    family = "transpose"
+    extra_types = ()
+
+    @property
+    def shape(self) -> tuning.TransposeShape:
+        return tuning.transpose_shape(self.type.size, self.tile, self.rows, self.remedy)
+
+    @property
+    def kernel_name(self) -> str:
+        return f"{self.prefix}_k_transpose_{self.type.name}_t{self.tile}_r{self.rows}_{self.remedy}"
+
+    @property
+    def file_stem(self) -> str:
+        return self.public_name
+
+    @property
+    def symbols(self) -> tuple:
+        return (self.public_name, f"{self.public_name}_workspace_bytes")
 
 
 @dataclass
@@ -393,6 +435,7 @@ TABLE_KEYS = {
     "scan": {"op", "type", "block", "items", "name", "blocks_per_sm", "kind"},
     "segscan": {"op", "type", "block", "items", "name", "blocks_per_sm", "kind", "heads", "key"},
     "segreduce": {"op", "type", "block", "items", "name", "blocks_per_sm", "by", "key", "offset"},
+    "transpose": {"type", "tile", "rows", "remedy", "name"},
 }
 
 
@@ -444,8 +487,35 @@ def _public_name(prefix, prim, op, heads, index):
     return f"{prefix}_{base}_{op.name}_{op.in_type.name}{suffix}"
 
 
+def _read_transposes(source, entries, prefix, types):
+    out = []
+    for where, raw in entries:
+        t = _Table(source, where, raw)
+        t.no_other_keys(TABLE_KEYS["transpose"])
+        type_names = _expand(t, "type") if "type" in t.data else t.fail("type", "missing (required)")
+        tile, rows = t.get("tile", "int", default=0), t.get("rows", "int", default=0)
+        remedy = t.get("remedy", "str", default="")
+        name = t.ident("name", required=False)
+        if name is not None and len(type_names) != 1:
+            t.fail("name", "a public name needs exactly one type")
+        for tn in type_names:
+            if tn not in types:
+                t.fail("type", f"unknown type {tn!r} (known: {', '.join(types)})")
+            try:
+                shape = tuning.transpose_shape(types[tn].size, tile, rows, remedy)
+            except tuning.ShapeError as e:
+                t.fail(e.key, f"{e.problem} (type {tn!r}, {types[tn].size} bytes)")
+            public = f"{prefix}_transpose_{tn}"
+            if name is not None:
+                public = name if name.startswith(prefix + "_") else f"{prefix}_{name}"
+            out.append((t, Transpose(prefix, types[tn], shape.tile, shape.rows, shape.remedy, public)))
+    return out
+
+
 def _read_instances(table_kind, source, entries, prefix, types, user_ops):
     """entries: (where, table) pairs of one kind of table; `where` names the table in errors."""
+    if table_kind == "transpose":
+        return _read_transposes(source, entries, prefix, types)
     out = []
     for where, raw in entries:
         t = _Table(source, where, raw)
@@ -545,14 +615,14 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
         raise SpecError(
             source,
             "reduce",
-            "the spec asks for no kernel (add a [[reduce]], [[scan]], [[segscan]] or [[segreduce]] table, "
-            "or --reduce / --scan)",
+            "the spec asks for no kernel (add a [[reduce]], [[scan]], [[segscan]], [[segreduce]] or "
+            "[[transpose]] table, or --reduce / --scan)",
         )
 
     # every name the header declares, and which table asked for it: no two may be the same
     owner = {ty.name: f"type[{n}]" for n, ty in enumerate(user_types)}
     for t, inst in instances:
-        for ty in inst.op.extra_types:  # pair and accumulator structs of builtin operators
+        for ty in inst.extra_types:  # pair and accumulator structs of builtin operators
             if ty not in user_types and owner.get(ty.name, "generated") != "generated":
                 raise SpecError(
                     source,

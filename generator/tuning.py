@@ -276,3 +276,129 @@ def scan_shape(inst) -> ScanShape:
         # programmatic dependent launch, but not for segments by offsets (slower with it)
         pdl=inst.heads != Heads.OFFSETS,
     )
+
+
+# ---- transposes: the tile, the threads that move it, and the shared-memory remedy
+
+TRANSPOSE_SMEM_LIMIT = 40 * 1024  # static shared memory a transpose's tile may take
+TRANSPOSE_ROWS = 8  # warps a block (the seeds' BLOCK_ROWS: a 32 x 8 block measured best)
+# measured on the H100 (bench/NOTES.md): 4-byte elements move fastest in tiles of 64 x 64 with 16
+# warps (8192^2 floats at 0.972 of a copy, against 0.897 with the seeds' 32 x 32 and 8 warps),
+# 16-byte ones in 32 x 32 with 16 warps (4096^2 at 0.977, against 0.959 with 8)
+TRANSPOSE_DEFAULTS = {4: (64, 16), 16: (32, 16)}  # element size: (tile, rows)
+TRANSPOSE_REMEDIES = ("pad", "swizzle", "none")
+
+
+class ShapeError(ValueError):
+    """A shape that cannot be made: the spec key to blame and the problem."""
+
+    def __init__(self, key: str, problem: str):
+        self.key, self.problem = key, problem
+        super().__init__(problem)
+
+
+@dataclass(frozen=True)
+class TransposeShape:
+    """A transpose's tile of `tile` x `tile` elements of `size` bytes, moved by 32 x `rows`
+    threads through shared memory held as 4-byte words (`unit` 4) or bytes (`unit` 1).
+
+    Words: an element of 4k bytes is `per_elem` words; one of 1 or 2 bytes shares a word with
+    `per_word` - 1 others of its row, and `per_word` rows' words are transposed in registers on
+    the way out, so every global access is a whole word a lane.  A tile row is `row_units` units;
+    shared memory keeps rows `stride` units apart, and where a unit goes in its row is the bank
+    remedy: `pad` (rows padded so that a column's elements fall on distinct banks), `swizzle`
+    (the unit column XORed with the row, no padding) or `none` (the seeds' unpadded tile)."""
+
+    size: int
+    tile: int
+    rows: int
+    remedy: str
+    unit: int  # 4: whole words; 1: bytes (sizes neither 1, 2 nor a multiple of 4)
+    per_word: int  # elements a word (4 / size for 1 and 2 bytes, else 1)
+    per_elem: int  # units an element (size / 4 for words, size for bytes; 1 for sub-words)
+    row_units: int  # units a tile row
+    stride: int  # units from one tile row to the next in shared memory
+    swizzle_rows: int  # rows of the XOR pattern (swizzle): row r XORs element column r % this
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.rows
+
+    @property
+    def smem_bytes(self) -> int:
+        return self.tile * self.stride * self.unit
+
+    @property
+    def groups(self) -> int:
+        """Output rows handled together: per_word rows share the registers' transposition."""
+        return self.tile // self.per_word
+
+
+def _transpose_units(size: int):
+    if size in (1, 2):
+        return 4, 4 // size, 1
+    if size % 4 == 0:
+        return 4, 1, size // 4
+    return 1, 1, size
+
+
+def transpose_shape(size: int, tile: int = 0, rows: int = 0, remedy: str = "") -> TransposeShape:
+    """The shape for elements of `size` bytes; 0 / "" for a parameter: the default.  Raises
+    ShapeError when the asked shape cannot be made."""
+    unit, per_word, per_elem = _transpose_units(size)
+    remedy = remedy or ("swizzle" if per_word > 1 else "pad")
+    if remedy not in TRANSPOSE_REMEDIES:
+        raise ShapeError("remedy", f"{remedy!r} is not one of: {', '.join(TRANSPOSE_REMEDIES)}")
+    if per_word > 1:
+        # a tile row is one word a lane of a warp: 32 words, so 32 * per_word elements
+        want = 32 * per_word
+        if tile and tile != want:
+            raise ShapeError("tile", f"elements of {size} bytes move in tiles of {want} (a word a lane), not {tile}")
+        tile = want
+        if remedy == "pad":
+            raise ShapeError(
+                "remedy",
+                f"elements of {size} bytes are gathered {per_word} to a word, and a padded tile puts the "
+                f"{per_word} rows of a word on one bank: use remedy = 'swizzle' (or 'none')",
+            )
+    elif not tile and size in TRANSPOSE_DEFAULTS:
+        tile = TRANSPOSE_DEFAULTS[size][0]
+        rows = rows or TRANSPOSE_DEFAULTS[size][1]
+    elif not tile:
+        tile = 32
+        while tile > 1 and tile * (tile * per_elem + 32) * unit > TRANSPOSE_SMEM_LIMIT:
+            tile //= 2
+    if tile & (tile - 1) or not 1 <= tile <= 128:
+        raise ShapeError("tile", f"{tile} is not a power of two in 1..128")
+    groups = tile // per_word
+    rows = rows or min(TRANSPOSE_ROWS, groups)
+    if rows & (rows - 1) or not 1 <= rows <= 32:
+        raise ShapeError("rows", f"{rows} is not a power of two in 1..32 (warps a block)")
+    if rows > groups:
+        what = "words" if per_word > 1 else "elements"
+        raise ShapeError("rows", f"{rows} is more than the tile's {groups} rows of {what}")
+    row_units = tile * per_elem // per_word if per_word > 1 else tile * per_elem
+    swizzle_rows = 0
+    if remedy == "swizzle":
+        if unit != 4 or 32 % per_elem or row_units % 32:
+            raise ShapeError(
+                "remedy",
+                f"an XOR swizzle needs rows of whole 32-word lines and elements of 4, 8, 16, ... 128 bytes "
+                f"(or 1 and 2): {size} bytes in tiles of {tile} is not one: use remedy = 'pad'",
+            )
+        swizzle_rows = 32 // per_elem
+        stride = row_units
+    elif remedy == "pad":
+        # one element's units more a row (the seeds' TILE_DIM + 1): the rows of a column then start
+        # on successive banks; with words, rows `per_elem` words apart mod 32
+        stride = row_units + ((per_elem - row_units) % 32 if unit == 4 else per_elem)
+    else:
+        stride = row_units
+    shape = TransposeShape(size, tile, rows, remedy, unit, per_word, per_elem, row_units, stride, swizzle_rows)
+    if shape.smem_bytes > 48 * 1024:
+        raise ShapeError(
+            "tile",
+            f"a tile of {tile} x {tile} elements of {size} bytes takes {shape.smem_bytes} bytes of shared "
+            "memory (48 KiB at most): ask for a smaller tile",
+        )
+    return shape

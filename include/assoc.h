@@ -8,8 +8,8 @@
  *   header from C (C99 or later) or C++/CUDA, and link with the CUDA runtime (-lcudart).
  *
  * HOW TO CALL
- *   Every function takes its inputs, n, its outputs, then a workspace and a stream (here for
- *   assoc_reduce_sum_i32):
+ *   Every function takes its inputs, their sizes, its outputs, then a workspace and a stream
+ *   (here for assoc_reduce_sum_i32):
  *
  *     size_t bytes = assoc_reduce_sum_i32_workspace_bytes(n);
  *     void *d_work = NULL;

@@ -11,8 +11,8 @@ from assocgen.spec import parse
 from .util import gpu_runner
 
 GOLDEN = {
-    "sources": "fb092f1934bb312ee2e5a6c983d546230d62ceb1d59aaecb0be93602d3dc7a0e",
-    "single_header": "bbcb4c4549113e0370cbf3b959c01277507ae00e6408480b27f2158f4cdbac73",
+    "sources": "2fce46ba448785a5eab5c0a96baf1eb2c7455e365140b6ee4f84b24308d7495f",
+    "single_header": "75c98e68a95b66dc33ac999554ec07a97f9933bc1e9c2661986ad8f2e2d830ab",
 }
 
 

@@ -23,6 +23,12 @@ if [ "$mode" != bench ]; then
     rc=$?
     grep -E "^FAIL|passed,|memcheck|racecheck" "$OUT/gputest-stdout.log" | tail -40
     summary+=("gpu tests ($mode): rc=$rc $(grep -E 'passed,' "$OUT/gputest-stdout.log" | tail -1) [$(( $(date +%s) - t0 ))s]")
+    t2=$(date +%s)
+    tflags=(--jobs 16); [ "$mode" = quick ] && tflags+=(--quick) || tflags+=(--no-sanitizer)
+    python3 tests/gpu/transpose/run.py "${tflags[@]}" > "$OUT/transpose-test.log" 2>&1
+    rc=$?
+    grep -E "^FAIL|passed,|memcheck|racecheck" "$OUT/transpose-test.log" | tail -20
+    summary+=("transpose tests ($mode): rc=$rc $(grep -E 'passed,' "$OUT/transpose-test.log" | head -1) [$(( $(date +%s) - t2 ))s]")
 fi
 t1=$(date +%s)
 if ninja bench > "$OUT/bench-build.log" 2>&1; then
