@@ -111,7 +111,7 @@ def test_nvcc_compiles_element_sizes_by_tile_shapes(tmp_path, nvcc):  # noqa: AR
         ("rgb", ""),
         ("rgb8", ""),
         ("c128", ""),
-        ("f32", 'tile = 16\nrows = 2\nremedy = "swizzle"\nname = "a"\n'),
+        ("f32", 'tile = 32\nrows = 2\nremedy = "swizzle"\nname = "a"\n'),
         ("f64", 'remedy = "none"\nname = "b"\n'),
         ("c128", 'tile = 8\nrows = 8\nname = "c"\n'),
         ("u8", 'rows = 32\nremedy = "none"\nname = "d"\n'),
