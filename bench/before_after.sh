@@ -12,11 +12,7 @@ set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/before-after}; mkdir -p "$OUT" build/before
 export PATH=/usr/local/cuda/bin:$PATH
-# the lent machine reaches no package index: assocgen is this tree's generator/ through a link
-if ! python3 -c "import assocgen" 2>/dev/null; then
-    mkdir -p build/pyshim && ln -sfn "$PWD/generator" build/pyshim/assocgen
-    export PYTHONPATH="$PWD/build/pyshim${PYTHONPATH:+:$PYTHONPATH}"
-fi
+. tests/gpu/pyshim.sh   # assocgen importable on the lent machine
 [ -f bench/before/bench.h ] || { echo "bench/before/ holds no generated sources"; exit 2; }
 ninja bench > "$OUT/build-after.log" 2>&1 || { tail -20 "$OUT/build-after.log"; exit 1; }
 flags="-O3 -arch=sm_90 -std=c++17"

@@ -61,7 +61,7 @@ def _body_end(lines: list, start: int, ind: int, brace: bool) -> int:
         if not line.strip():
             j += 1
             continue
-        if _PRAGMA.match(line) or line.startswith("#"):
+        if line.startswith("#"):
             # a pragma or directive belongs to the body when the code after it does
             k = j + 1
             while k < len(lines) and lines[k].startswith("#"):

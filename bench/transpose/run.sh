@@ -6,10 +6,7 @@ set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/transpose-bench}; mkdir -p "$OUT" build/transpose-bench
 export PATH=/usr/local/cuda/bin:$PATH
-if ! python3 -c "import assocgen" 2>/dev/null; then
-    mkdir -p build/pyshim && ln -sfn "$PWD/generator" build/pyshim/assocgen
-    export PYTHONPATH="$PWD/build/pyshim${PYTHONPATH:+:$PYTHONPATH}"
-fi
+. tests/gpu/pyshim.sh   # assocgen importable on the lent machine
 B=build/transpose-bench
 python3 -m assocgen bench/transpose/spec.toml -o $B/src --no-compile-check > /dev/null || exit 1
 flags="-O3 -arch=sm_90 -std=c++17"

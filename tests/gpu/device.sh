@@ -7,12 +7,7 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-build/device-out}; mkdir -p "$OUT"
 mode=${1:-quick}; shift || true
 export PATH=/usr/local/cuda/bin:$PATH PYTHONUNBUFFERED=1
-# the lent machine reaches no package index: the generator's package is this tree's generator/,
-# imported as assocgen through a link (what `pip install -e .` gives elsewhere)
-if ! python3 -c "import assocgen" 2>/dev/null; then
-    mkdir -p build/pyshim && ln -sfn "$PWD/generator" build/pyshim/assocgen
-    export PYTHONPATH="$PWD/build/pyshim${PYTHONPATH:+:$PYTHONPATH}"
-fi
+. tests/gpu/pyshim.sh   # assocgen importable on the lent machine
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$OUT/gpu.txt"
 summary=()
 t0=$(date +%s)
