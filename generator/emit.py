@@ -298,7 +298,7 @@ def transpose_context(inst) -> dict:
         unit_c="unsigned int" if shape.unit == 4 else "unsigned char",
         remedy_doc=_REMEDY_DOC[shape.remedy],
         elem_unit=elem_unit,
-        needs_align=shape.unit == 4 or elem_unit > 1,
+        needs_align=(shape.unit == 4 and not shape.naive) or elem_unit > 1,
         elem_word={4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}[elem_unit],
     )
 
@@ -313,7 +313,8 @@ FAMILIES = {
 def _summary(inst) -> str:
     """The header's line for a function: what it computes, and its kernel's parameters."""
     if inst.family == "transpose":
-        what = f"transpose of {inst.type.name} ({inst.type.size} bytes)"
+        size = inst.type.size
+        what = f"transpose of {inst.type.name} ({size} byte{'s' if size > 1 else ''})"
     else:
         what = f"{inst.op.summary} of {inst.op.in_type.name} -> {inst.op.out_type.c}"
     return f"{inst.public_name:34s} {what}  [{inst.kernel_name.split('_k_')[1]}]"
@@ -326,7 +327,8 @@ def _work_params(inst) -> str:
 def _shape_note(inst) -> str:
     if inst.family == "transpose":
         sh = inst.shape
-        return f"tiles of {sh.tile} x {sh.tile}, {sh.rows} warps a block, banks: {sh.remedy}"
+        how = "naive (no shared memory)" if sh.naive else f"banks: {sh.remedy}"
+        return f"tiles of {sh.tile} x {sh.tile}, {sh.rows} warps a block, {how}"
     return f"block {inst.block}, {inst.items} items a thread"
 
 

@@ -39,6 +39,7 @@ key and what is wrong; nothing is written until the whole spec has been checked.
     tile = 32                          # optional: tile x tile elements a block (default by size)
     rows = 8                           # optional: warps a block (the seeds' BLOCK_ROWS)
     remedy = "pad"                     # optional: "pad", "swizzle" or "none" (bank conflicts)
+    naive = true                       # optional: the seeds' naive kernel instead (comparisons)
 """
 
 import hashlib
@@ -140,16 +141,19 @@ class Transpose:
     rows: int
     remedy: str
     public_name: str
+    naive: bool = False
     family = "transpose"
     extra_types = ()
 
     @property
     def shape(self) -> tuning.TransposeShape:
-        return tuning.transpose_shape(self.type.size, self.tile, self.rows, self.remedy)
+        remedy = "" if self.naive else self.remedy
+        return tuning.transpose_shape(self.type.size, self.tile, self.rows, remedy, self.naive)
 
     @property
     def kernel_name(self) -> str:
-        return f"{self.prefix}_k_transpose_{self.type.name}_t{self.tile}_r{self.rows}_{self.remedy}"
+        how = "naive" if self.naive else self.remedy
+        return f"{self.prefix}_k_transpose_{self.type.name}_t{self.tile}_r{self.rows}_{how}"
 
     @property
     def file_stem(self) -> str:
@@ -435,7 +439,7 @@ TABLE_KEYS = {
     "scan": {"op", "type", "block", "items", "name", "blocks_per_sm", "kind"},
     "segscan": {"op", "type", "block", "items", "name", "blocks_per_sm", "kind", "heads", "key"},
     "segreduce": {"op", "type", "block", "items", "name", "blocks_per_sm", "by", "key", "offset"},
-    "transpose": {"type", "tile", "rows", "remedy", "name"},
+    "transpose": {"type", "tile", "rows", "remedy", "naive", "name"},
 }
 
 
@@ -495,6 +499,7 @@ def _read_transposes(source, entries, prefix, types):
         type_names = _expand(t, "type") if "type" in t.data else t.fail("type", "missing (required)")
         tile, rows = t.get("tile", "int", default=0), t.get("rows", "int", default=0)
         remedy = t.get("remedy", "str", default="")
+        naive = t.get("naive", "bool", default=False)
         name = t.ident("name", required=False)
         if name is not None and len(type_names) != 1:
             t.fail("name", "a public name needs exactly one type")
@@ -502,13 +507,13 @@ def _read_transposes(source, entries, prefix, types):
             if tn not in types:
                 t.fail("type", f"unknown type {tn!r} (known: {', '.join(types)})")
             try:
-                shape = tuning.transpose_shape(types[tn].size, tile, rows, remedy)
+                shape = tuning.transpose_shape(types[tn].size, tile, rows, remedy, naive)
             except tuning.ShapeError as e:
                 t.fail(e.key, f"{e.problem} (type {tn!r}, {types[tn].size} bytes)")
             public = f"{prefix}_transpose_{tn}"
             if name is not None:
                 public = name if name.startswith(prefix + "_") else f"{prefix}_{name}"
-            out.append((t, Transpose(prefix, types[tn], shape.tile, shape.rows, shape.remedy, public)))
+            out.append((t, Transpose(prefix, types[tn], shape.tile, shape.rows, shape.remedy, public, naive)))
     return out
 
 

@@ -307,7 +307,13 @@ class TransposeShape:
     the way out, so every global access is a whole word a lane.  A tile row is `row_units` units;
     shared memory keeps rows `stride` units apart, and where a unit goes in its row is the bank
     remedy: `pad` (rows padded so that a column's elements fall on distinct banks), `swizzle`
-    (the unit column XORed with the row, no padding) or `none` (the seeds' unpadded tile)."""
+    (the unit column XORed with the row, no padding) or `none` (the seeds' unpadded tile).
+
+    Sector-aligned writes: a row of the output whose start is not on a 32-byte sector would be
+    written as a partial sector at each end of every tile, and partial sectors cost the H100 a
+    third of its bandwidth (bench/NOTES.md).  Where `skew` > 0, the tile holds `skew` rows more
+    than `tile`, and a block writes each output row in a window of `tile` elements shifted by up
+    to `skew` so that it starts on a sector (the first tile row also writes the window's lead)."""
 
     size: int
     tile: int
@@ -319,6 +325,8 @@ class TransposeShape:
     row_units: int  # units a tile row
     stride: int  # units from one tile row to the next in shared memory
     swizzle_rows: int  # rows of the XOR pattern (swizzle): row r XORs element column r % this
+    skew: int  # tile rows beyond `tile`, so that output windows can start on 32-byte sectors
+    naive: bool = False  # the seeds' naive kernel: no shared memory, columns written strided
 
     @property
     def threads(self) -> int:
@@ -326,12 +334,25 @@ class TransposeShape:
 
     @property
     def smem_bytes(self) -> int:
-        return self.tile * self.stride * self.unit
+        return (self.tile + self.skew) * self.stride * self.unit
 
     @property
     def groups(self) -> int:
         """Output rows handled together: per_word rows share the registers' transposition."""
         return self.tile // self.per_word
+
+
+def _naive_shape(size: int, unit: int, per_elem: int, tile: int, rows: int, remedy: str) -> TransposeShape:
+    """The seeds' naive kernel (000): a block of 32 x `rows` threads a tile, no shared memory."""
+    if remedy:
+        raise ShapeError("remedy", "a naive transpose has no tile in shared memory, so no bank remedy")
+    tile, rows = tile or 32, rows or TRANSPOSE_ROWS
+    if tile & (tile - 1) or not 1 <= tile <= 128:
+        raise ShapeError("tile", f"{tile} is not a power of two in 1..128")
+    if rows & (rows - 1) or not 1 <= rows <= min(32, tile):
+        top = min(32, tile)
+        raise ShapeError("rows", f"{rows} is not a power of two in 1..{top} (warps a block, at most the tile)")
+    return TransposeShape(size, tile, rows, "none", unit, 1, per_elem, 0, 0, 0, 0, naive=True)
 
 
 def _transpose_units(size: int):
@@ -342,10 +363,15 @@ def _transpose_units(size: int):
     return 1, 1, size
 
 
-def transpose_shape(size: int, tile: int = 0, rows: int = 0, remedy: str = "") -> TransposeShape:
+SECTOR = 32  # bytes: the unit in which the L2 cache and memory move data
+
+
+def transpose_shape(size: int, tile: int = 0, rows: int = 0, remedy: str = "", naive: bool = False) -> TransposeShape:
     """The shape for elements of `size` bytes; 0 / "" for a parameter: the default.  Raises
     ShapeError when the asked shape cannot be made."""
     unit, per_word, per_elem = _transpose_units(size)
+    if naive:
+        return _naive_shape(size, unit, per_elem, tile, rows, remedy)
     remedy = remedy or ("swizzle" if per_word > 1 else "pad")
     if remedy not in TRANSPOSE_REMEDIES:
         raise ShapeError("remedy", f"{remedy!r} is not one of: {', '.join(TRANSPOSE_REMEDIES)}")
@@ -394,7 +420,11 @@ def transpose_shape(size: int, tile: int = 0, rows: int = 0, remedy: str = "") -
         stride = row_units + ((per_elem - row_units) % 32 if unit == 4 else per_elem)
     else:
         stride = row_units
-    shape = TransposeShape(size, tile, rows, remedy, unit, per_word, per_elem, row_units, stride, swizzle_rows)
+    # windows on sectors: for whole-word elements that tile a sector (4, 8, 16 bytes) in tiles
+    # whose rows are whole sectors
+    sectors = per_word == 1 and size % 4 == 0 and SECTOR % size == 0 and tile * size % SECTOR == 0
+    skew = SECTOR // size - 1 if sectors else 0
+    shape = TransposeShape(size, tile, rows, remedy, unit, per_word, per_elem, row_units, stride, swizzle_rows, skew)
     if shape.smem_bytes > 48 * 1024:
         raise ShapeError(
             "tile",

@@ -1,6 +1,6 @@
 // Transpose benchmark: the generated transposes against a device-to-device copy of the same bytes
-// (the bound), cuBLAS geam (S, D, Z: 4, 8, 16 bytes) and the seeds' naive kernel, side by side in
-// one run.  Each row is checked byte for byte against cuBLAS or the naive kernel.
+// (the bound), cuBLAS geam (S, D, Z: 4, 8, 16 bytes) and the seeds' naive kernel (generated, as
+// their tiled and padded ones), side by side in one run.  Each row is checked byte for byte against cuBLAS or the naive kernel.
 //   ./transpose_bench        prints a table; times are the median of 7 runs of 10 calls
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -21,15 +21,6 @@
             exit(1);                                                                                                   \
         }                                                                                                              \
     } while (0)
-
-// the seeds' naive kernel (000): each thread reads a row element and writes a column element
-template <int TILE, int ROWS> __global__ void naive(float *out, const float *in, int rows, int cols)
-{
-    int x = blockIdx.x * TILE + threadIdx.x, y = blockIdx.y * TILE + threadIdx.y;
-    for (int j = 0; j < TILE; j += ROWS)
-        if (x < cols && y + j < rows)
-            out[(size_t)x * rows + y + j] = in[(size_t)(y + j) * cols + x];
-}
 
 template <class F> static double time_us(F f)
 {
@@ -88,6 +79,8 @@ WRAP(tb_f32_t32_r8, float)
 WRAP(tb_c128_t32_r4, c128)
 WRAP(tb_c128_t32_r16, c128)
 WRAP(tb_c128_t16_r8, c128)
+WRAP(tb_f32_naive, float)
+WRAP(tb_u8_naive, uint8_t)
 
 int main()
 {
@@ -128,8 +121,11 @@ int main()
         { "f32 t64 r8", tb_f32_t64_r8_w, 8191, 8193, 1, 4, 1 },
         { "f32 t32 r8", tb_f32_t32_r8_w, 8191, 8193, 1, 4, 1 },
         { "f32", tb_transpose_f32_w, 8192, 8192 + 32, 1, 4, 1 },
-        { "f32", tb_transpose_f32_w, 4000, 4000, 1, 4, 4 },
+        // the seeds' ladder (000, 001) at their size: naive, tiled, tiled and padded, then ours
+        { "f32 naive", tb_f32_naive_w, 4000, 4000, 1, 4, 0 },
         { "f32 tiled", tb_f32_tiled_w, 4000, 4000, 1, 4, 4 },
+        { "f32 t32 r8", tb_f32_t32_r8_w, 4000, 4000, 1, 4, 4 },
+        { "f32", tb_transpose_f32_w, 4000, 4000, 1, 4, 4 },
         { "f32 batched", tb_transpose_f32_w, 64, 64, 65536, 4, 0 },
         { "f32 t32 r4 batched", tb_f32_t32_r4_w, 64, 64, 65536, 4, 0 },
         { "f32 t32 r8 batched", tb_f32_t32_r8_w, 64, 64, 65536, 4, 0 },
@@ -142,6 +138,7 @@ int main()
         { "c128 t16 r8", tb_c128_t16_r8_w, 4096, 4096, 1, 16, 3 },
         { "rgb (12 B)", tb_transpose_rgb_w, 8192, 8192, 1, 12, 0 },
         { "u8", tb_transpose_u8_w, 8192, 8192, 1, 1, 0 },
+        { "u8 naive", tb_u8_naive_w, 8192, 8192, 1, 1, 0 },
         { "u8", tb_transpose_u8_w, 16384, 16384, 1, 1, 0 },
         { "i16", tb_transpose_i16_w, 8192, 8192, 1, 2, 0 },
         { "i16", tb_transpose_i16_w, 16384, 8192, 1, 2, 0 },
@@ -182,9 +179,9 @@ int main()
             });
         } else if (c.ref == 4) {
             ref_name = "naive";
-            dim3 grid((unsigned)((c.cols + 31) / 32), (unsigned)((c.rows + 31) / 32));
             ref_us = time_us([&] {
-                naive<32, 8><<<grid, dim3(32, 8)>>>((float *)ref, (const float *)in, (int)c.rows, (int)c.cols);
+                CHECK(
+                    tb_f32_naive((const float *)in, c.cols, 0, c.rows, c.cols, 1, (float *)ref, c.rows, 0, NULL, 0, 0));
             });
         }
         if (c.ref) {

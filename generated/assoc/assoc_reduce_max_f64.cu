@@ -235,7 +235,7 @@ static cudaError_t ag_resident_blocks(int *blocks)
    launch, so the kernel's blocks are scheduled while the previous kernel ends and wait in
    ag_follow_stream(); otherwise the usual launch. */
 static cudaError_t ag_launch_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *attr, const void *kernel,
-    signed char *by_device, int allowed, unsigned int grid, unsigned int block, cudaStream_t stream)
+    signed char *by_device, int allowed, dim3 grid, unsigned int block, cudaStream_t stream)
 {
     int dev = 0;
     signed char early = 0;                 /* 1: PDL, -1: not; 0: not asked yet */
@@ -256,7 +256,7 @@ static cudaError_t ag_launch_config(cudaLaunchConfig_t *config, cudaLaunchAttrib
         if (dev >= 0 && dev < 64)
             by_device[dev] = early;
     }
-    config->gridDim = dim3(grid);
+    config->gridDim = grid;
     config->blockDim = dim3(block);
     config->dynamicSmemBytes = 0;
     config->stream = stream;

@@ -1,18 +1,23 @@
 """A golden hash of what the generator writes for the GPU test runner's instance matrix (every
 builtin pair, the user operators, block and tile sweeps of every primitive), in both forms: the
-separate sources and the single header.  A change to generated code is always deliberate: the
+separate sources and the single header; and for the GPU transpose test's spec (every unit path
+and bank remedy).  A change to generated code is always deliberate: the
 commit that makes it updates GOLDEN and says why; a refactoring keeps it."""
 
 import hashlib
+from pathlib import Path
 
 from assocgen import emit
-from assocgen.spec import parse
+from assocgen.spec import load, parse
 
 from .util import gpu_runner
 
+TRANSPOSE_SPEC = Path(__file__).resolve().parents[1] / "gpu" / "transpose" / "spec.toml"
+
 GOLDEN = {
-    "sources": "2fce46ba448785a5eab5c0a96baf1eb2c7455e365140b6ee4f84b24308d7495f",
-    "single_header": "75c98e68a95b66dc33ac999554ec07a97f9933bc1e9c2661986ad8f2e2d830ab",
+    "sources": "86c0653010aa845ca51da5280a4023bb42319bf6e841d621a6ab71013d87b4b8",
+    "single_header": "f8112427893de1a806ce7491b06cf9e39c8ce285a01f37fa7b047cb671208c59",
+    "transposes": "74bf91c08be9392e8616117421b117f2db725a9a1fcac77d94843ea00ddfd759",
 }
 
 
@@ -30,6 +35,7 @@ def test_rendering_of_the_gpu_matrix_is_golden():
     got = {
         "sources": _digest(emit.render(spec, f"{run.PREFIX}.h")),
         "single_header": _digest(emit.render(spec, f"{run.PREFIX}.h", single_header=True)),
+        "transposes": _digest(emit.render(load(TRANSPOSE_SPEC), "tt.h")),
     }
     assert got == GOLDEN, (
         "generated code changed: if on purpose, set GOLDEN in tests/cpu/test_golden.py to\n"

@@ -35,6 +35,9 @@ def _spec(**table):
         ({"type": "f64", "tile": 128}, "tile", "48 KiB"),
         ({"type": ["f32", "f64"], "name": "x"}, "name", "exactly one type"),
         ({"type": "f32", "block": 256}, "block", "unknown key"),
+        ({"type": "f32", "naive": True, "remedy": "pad"}, "remedy", "no bank remedy"),
+        ({"type": "f32", "naive": True, "tile": 8, "rows": 16}, "rows", "at most the tile"),
+        ({"type": "f32", "naive": "yes"}, "naive", "true or false"),
     ],
 )
 def test_spec_errors_name_the_key(table, key, words):
@@ -123,3 +126,32 @@ def test_nvcc_compiles_element_sizes_by_tile_shapes(tmp_path, nvcc):  # noqa: AR
     results = nvcc_compile_all(sorted(out.glob("*.cu")), out)
     problems = [f"{cu}: {r.stderr}" for cu, r in results.items() if r.returncode or WARNING.search(r.stderr)]
     assert len(results) == len(tables) and not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    "size,tile,skew",
+    [(4, 0, 7), (8, 0, 3), (16, 0, 1), (32, 0, 0), (12, 0, 0), (1, 0, 0), (2, 0, 0), (3, 0, 0), (4, 4, 0), (4, 8, 7)],
+)
+def test_sector_skew(size, tile, skew):
+    """Whole-word elements that tile a 32-byte sector, in tiles of whole sectors, get the rows
+    that let an output row's window start on a sector; the tile's shared memory counts them."""
+    sh = tuning.transpose_shape(size, tile)
+    assert sh.skew == skew
+    assert sh.smem_bytes == (sh.tile + skew) * sh.stride * sh.unit
+
+
+def test_only_skewed_shapes_carry_windows():
+    _, f32, _ = _render({"type": "f32"})
+    assert "ag_skew(row, extra)" in f32 and "ag_tile_out(tile, dst, out_pitch, lane, warp, 7, first);" in f32
+    pick = "const auto kernel = sectors % 32 ? t_k_transpose_f32_t64_r16_pad_skew : t_k_transpose_f32_t64_r16_pad;"
+    assert pick in f32
+    _, rgb, _ = _render({"type": "rgb"})
+    assert "extra" not in rgb and "ag_skew" not in rgb and "_skew" not in rgb
+
+
+def test_the_seeds_naive_kernel_has_no_tile():
+    inst, src, header = _render({"type": "u8", "naive": True, "name": "u8_naive"})
+    assert inst.kernel_name == "t_k_transpose_u8_t32_r8_naive"
+    assert "__shared__" not in src and "ag_tile_in" not in src and "ag_at" not in src
+    assert "ag_elem(dst + (size_t)c * out_pitch + r, src + (size_t)r * in_pitch + c);" in src
+    assert "naive (no shared memory)" in header

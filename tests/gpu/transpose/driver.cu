@@ -167,6 +167,14 @@ int main(int argc, char **argv)
             { 2 * T, 2 * T, 2, 0, 0, 0, 0, 2, 2 },
             { 3 * T, 2 * T, 5, 0, 0, 1, 1, 0, 0 },
             { 64, 64, 300, 0, 0, 0, 0, 0, 0 },
+            // out rows off 32-byte sectors (written in shifted windows): a last tile row a few rows
+            // past a tile, full tiles with a batch gap and a 4-byte offset, 4-byte offsets of wider
+            // elements; then out rows on sectors with the input's off them
+            { 3 * T + 3, 2 * T, 1, 0, 0, 0, 0, 0, 0 },
+            { 2 * T + 9, T, 1, 0, 0, 0, 0, 0, 0 },
+            { 4 * T + 5, 2 * T, 2, 0, 1, 0, 3, 0, 4 },
+            { 2 * T + 3, 2 * T + 1, 1, 0, 0, 0, 0, 4, 4 },
+            { 2 * T, 2 * T + 1, 1, 1, 32, 0, 0, 0, 0 },
         };
         if (!quick) {
             cases.push_back({ 1021, 2053, 1, 0, 0, 0, 0, 0, 0 });

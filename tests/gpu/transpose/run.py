@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """GPU test of the generated transposes: generate tests/gpu/transpose/spec.toml, build it with
 driver.cu (a CPU transpose checks every output byte), run it, then run the padded, swizzled,
-sub-word and byte-unit shapes under compute-sanitizer memcheck and racecheck.
+sub-word, byte-unit and naive shapes under compute-sanitizer memcheck and racecheck.
 
     python3 tests/gpu/transpose/run.py [--quick] [--build-only] [--no-sanitizer]
 
@@ -19,7 +19,14 @@ ROOT = HERE.parents[2]
 BUILD = ROOT / "build" / "transpose-test"
 NVCC = os.environ.get("NVCC", "nvcc")
 ARCH = os.environ.get("ARCH", "sm_90")
-SANITIZED = ("tt_transpose_f32", "tt_f32_swizzle", "tt_transpose_u8", "tt_transpose_i16", "tt_transpose_rgb8")
+SANITIZED = (
+    "tt_transpose_f32",
+    "tt_f32_swizzle",
+    "tt_transpose_u8",
+    "tt_transpose_i16",
+    "tt_transpose_rgb8",
+    "tt_f32_naive",
+)
 
 try:
     from assocgen import emit
