@@ -269,7 +269,7 @@ def _transpose_signature(inst) -> Signature:
     T = inst.type.c
     return Signature(
         (
-            (Param(f"const {T} *", "d_in"), Param("size_t", "in_pitch"), Param("size_t", "in_stride")),
+            (Param(f"const {inst.in_type.c} *", "d_in"), Param("size_t", "in_pitch"), Param("size_t", "in_stride")),
             (Param("size_t", "rows"), Param("size_t", "cols"), Param("size_t", "batch")),
             (Param(f"{T} *", "d_out"), Param("size_t", "out_pitch"), Param("size_t", "out_stride")),
             WORKSPACE,
@@ -292,7 +292,10 @@ def transpose_context(inst) -> dict:
     return dict(
         api_params=_transpose_signature(inst),
         doc=f"transpose: out[b][c][r] = in[b][r][c] for {inst.type.c} ({size} bytes), rows x cols matrices, "
-        "pitches and batch strides in elements",
+        "pitches and batch strides in elements"
+        if not inst.op
+        else f"transpose through {inst.op.name}'s lift: out[b][c][r] = lift(in[b][r][c], its input index) from "
+        f"{inst.in_type.c} to {inst.type.c}, rows x cols matrices, pitches and batch strides in elements",
         shape=shape,
         ty=inst.type,
         unit_c="unsigned int" if shape.unit == 4 else "unsigned char",
@@ -315,6 +318,8 @@ def _summary(inst) -> str:
     if inst.family == "transpose":
         size = inst.type.size
         what = f"transpose of {inst.type.name} ({size} byte{'s' if size > 1 else ''})"
+        if inst.op:
+            what = f"transpose through {inst.op.name}'s lift: {inst.in_type.name} -> {inst.type.name}"
     else:
         what = f"{inst.op.summary} of {inst.op.in_type.name} -> {inst.op.out_type.c}"
     return f"{inst.public_name:34s} {what}  [{inst.kernel_name.split('_k_')[1]}]"

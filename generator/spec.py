@@ -40,6 +40,8 @@ key and what is wrong; nothing is written until the whole spec has been checked.
     rows = 8                           # optional: warps a block (the seeds' BLOCK_ROWS)
     remedy = "pad"                     # optional: "pad", "swizzle" or "none" (bank conflicts)
     naive = true                       # optional: the seeds' naive kernel instead (comparisons)
+    # or op = "<operator>" in place of type: each element mapped through the operator's lift on
+    # the way (input type -> its type: a conversion, a conjugate); i is the element's input index
 """
 
 import hashlib
@@ -142,8 +144,16 @@ class Transpose:
     remedy: str
     public_name: str
     naive: bool = False
+    op: object = None  # an Operator whose lift maps each element (in_type -> type), or None
     family = "transpose"
-    extra_types = ()
+
+    @property
+    def in_type(self) -> CType:
+        return self.op.in_type if self.op else self.type
+
+    @property
+    def extra_types(self):
+        return self.op.extra_types if self.op else ()
 
     @property
     def shape(self) -> tuning.TransposeShape:
@@ -153,7 +163,8 @@ class Transpose:
     @property
     def kernel_name(self) -> str:
         how = "naive" if self.naive else self.remedy
-        return f"{self.prefix}_k_transpose_{self.type.name}_t{self.tile}_r{self.rows}_{how}"
+        what = f"{self.op.name}_{self.in_type.name}_to_{self.type.name}" if self.op else self.type.name
+        return f"{self.prefix}_k_transpose_{what}_t{self.tile}_r{self.rows}_{how}"
 
     @property
     def file_stem(self) -> str:
@@ -439,7 +450,7 @@ TABLE_KEYS = {
     "scan": {"op", "type", "block", "items", "name", "blocks_per_sm", "kind"},
     "segscan": {"op", "type", "block", "items", "name", "blocks_per_sm", "kind", "heads", "key"},
     "segreduce": {"op", "type", "block", "items", "name", "blocks_per_sm", "by", "key", "offset"},
-    "transpose": {"type", "tile", "rows", "remedy", "naive", "name"},
+    "transpose": {"type", "op", "tile", "rows", "remedy", "naive", "name"},
 }
 
 
@@ -491,15 +502,28 @@ def _public_name(prefix, prim, op, heads, index):
     return f"{prefix}_{base}_{op.name}_{op.in_type.name}{suffix}"
 
 
-def _read_transposes(source, entries, prefix, types):
+def _read_transposes(source, entries, prefix, types, user_ops):
     out = []
     for where, raw in entries:
         t = _Table(source, where, raw)
         t.no_other_keys(TABLE_KEYS["transpose"])
-        type_names = _expand(t, "type") if "type" in t.data else t.fail("type", "missing (required)")
+        op = None
+        if "op" in t.data:
+            op_name = t.get("op", "str")
+            if "type" in t.data:
+                t.fail("type", "op gives the types (its input in, its type out): leave type out")
+            if op_name not in user_ops:
+                known = ", ".join(user_ops) or "none in this spec"
+                t.fail("op", f"unknown operator {op_name!r}: a transpose maps through a [[operator]]'s lift ({known})")
+            op = user_ops[op_name]
+            type_names = [op.acc_type.name]
+        else:
+            type_names = _expand(t, "type") if "type" in t.data else t.fail("type", "missing (required)")
         tile, rows = t.get("tile", "int", default=0), t.get("rows", "int", default=0)
         remedy = t.get("remedy", "str", default="")
         naive = t.get("naive", "bool", default=False)
+        if naive and op is not None:
+            t.fail("naive", "the naive kernel moves bytes as they are: it takes no op")
         name = t.ident("name", required=False)
         if name is not None and len(type_names) != 1:
             t.fail("name", "a public name needs exactly one type")
@@ -510,17 +534,17 @@ def _read_transposes(source, entries, prefix, types):
                 shape = tuning.transpose_shape(types[tn].size, tile, rows, remedy, naive)
             except tuning.ShapeError as e:
                 t.fail(e.key, f"{e.problem} (type {tn!r}, {types[tn].size} bytes)")
-            public = f"{prefix}_transpose_{tn}"
+            public = f"{prefix}_transpose_{op.name if op else tn}"
             if name is not None:
                 public = name if name.startswith(prefix + "_") else f"{prefix}_{name}"
-            out.append((t, Transpose(prefix, types[tn], shape.tile, shape.rows, shape.remedy, public, naive)))
+            out.append((t, Transpose(prefix, types[tn], shape.tile, shape.rows, shape.remedy, public, naive, op)))
     return out
 
 
 def _read_instances(table_kind, source, entries, prefix, types, user_ops):
     """entries: (where, table) pairs of one kind of table; `where` names the table in errors."""
     if table_kind == "transpose":
-        return _read_transposes(source, entries, prefix, types)
+        return _read_transposes(source, entries, prefix, types, user_ops)
     out = []
     for where, raw in entries:
         t = _Table(source, where, raw)

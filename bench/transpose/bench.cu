@@ -81,6 +81,7 @@ WRAP(tb_c128_t32_r16, c128)
 WRAP(tb_c128_t16_r8, c128)
 WRAP(tb_f32_naive, float)
 WRAP(tb_u8_naive, uint8_t)
+WRAP(tb_transpose_conj, c64)
 
 int main()
 {
@@ -107,7 +108,7 @@ int main()
         const char *name;
         Fn fn;
         size_t rows, cols, batch, E;
-        int ref; // 0 none, 1 Sgeam, 2 Dgeam, 3 Zgeam, 4 naive (f32)
+        int ref; // 0 none, 1 Sgeam, 2 Dgeam, 3 Zgeam, 4 naive (f32), 5 Cgeam conjugate-transposing
     } cases[] = {
         { "f32", tb_transpose_f32_w, 8192, 8192, 1, 4, 1 },
         { "f32 swizzle", tb_f32_swizzle_w, 8192, 8192, 1, 4, 1 },
@@ -132,6 +133,7 @@ int main()
         { "f64", tb_transpose_f64_w, 8192, 4096, 1, 8, 2 },
         { "f64", tb_transpose_f64_w, 8192, 8192, 1, 8, 2 },
         { "c128", tb_transpose_c128_w, 4096, 4096, 1, 16, 3 },
+        { "c64 conj", tb_transpose_conj_w, 8192, 4096, 1, 8, 5 },
         { "c128", tb_transpose_c128_w, 8192, 4096, 1, 16, 3 },
         { "c128 t32 r4", tb_c128_t32_r4_w, 4096, 4096, 1, 16, 3 },
         { "c128 t32 r16", tb_c128_t32_r16_w, 4096, 4096, 1, 16, 3 },
@@ -177,6 +179,13 @@ int main()
                 cublasZgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, &one, (const cuDoubleComplex *)in, m, &zero,
                             (const cuDoubleComplex *)ref, n, (cuDoubleComplex *)ref, n);
             });
+        } else if (c.ref == 5) {
+            const cuComplex one = { 1, 0 }, zero = { 0, 0 };
+            ref_name = "Cgeam^H";
+            ref_us = time_us([&] {
+                cublasCgeam(h, CUBLAS_OP_C, CUBLAS_OP_N, n, m, &one, (const cuComplex *)in, m, &zero,
+                            (const cuComplex *)ref, n, (cuComplex *)ref, n);
+            });
         } else if (c.ref == 4) {
             ref_name = "naive";
             ref_us = time_us([&] {
@@ -196,8 +205,9 @@ int main()
             for (size_t i = 0; i < bytes; i += c.E)
                 if (memcmp(&a[i], &b[i], c.E)) {
                     bool ordinary = true;
-                    for (size_t p = 0; p < c.E; p += (c.E == 4 ? 4 : 8)) {
-                        if (c.E == 4) {
+                    const size_t part = c.E == 4 || c.ref == 5 ? 4 : 8; // a float or a double
+                    for (size_t p = 0; p < c.E; p += part) {
+                        if (part == 4) {
                             float f;
                             memcpy(&f, &a[i + p], 4);
                             ordinary = ordinary && std::isfinite(f) && f != 0;

@@ -17,7 +17,7 @@ TRANSPOSE_SPEC = Path(__file__).resolve().parents[1] / "gpu" / "transpose" / "sp
 GOLDEN = {
     "sources": "86c0653010aa845ca51da5280a4023bb42319bf6e841d621a6ab71013d87b4b8",
     "single_header": "f8112427893de1a806ce7491b06cf9e39c8ce285a01f37fa7b047cb671208c59",
-    "transposes": "74bf91c08be9392e8616117421b117f2db725a9a1fcac77d94843ea00ddfd759",
+    "transposes": "adbc4ce7d09aaccbcdb9e90fc6020c1cd588ec5daf8d19d36d9a0ce8daa262b1",
 }
 
 

@@ -155,3 +155,39 @@ def test_the_seeds_naive_kernel_has_no_tile():
     assert "__shared__" not in src and "ag_tile_in" not in src and "ag_at" not in src
     assert "ag_elem(dst + (size_t)c * out_pitch + r, src + (size_t)r * in_pitch + c);" in src
     assert "naive (no shared memory)" in header
+
+
+WIDEN = {"name": "widen", "type": "f64", "input": "f32", "identity": "0.0", "commutative": True}
+WIDEN.update(combine="a + b", lift="(double)x")
+
+
+def _op_spec(**table):
+    return {"prefix": "t", "type": TYPES, "operator": [WIDEN], "transpose": [table]}
+
+
+@pytest.mark.parametrize(
+    "table,key,words",
+    [
+        ({"op": "nope"}, "op", "unknown operator 'nope'"),
+        ({"op": "widen", "type": "f32"}, "type", "leave type out"),
+        ({"op": "widen", "naive": True}, "naive", "takes no op"),
+    ],
+)
+def test_lift_spec_errors_name_the_key(table, key, words):
+    with pytest.raises(SpecError) as e:
+        parse(_op_spec(**table), "s.toml")
+    assert f"transpose[0].{key}" in str(e.value) and words in str(e.value)
+
+
+def test_a_lift_maps_elements_on_the_way_into_the_tile():
+    spec = parse(_op_spec(op="widen"), "s.toml")
+    inst = spec.instances[0]
+    files = emit.render(spec, "t.h")
+    src, header = files["t_transpose_widen.cu"], files["t.h"]
+    assert inst.kernel_name == "t_k_transpose_widen_f32_to_f64_t32_r8_pad"
+    assert "cudaError_t t_transpose_widen(const float *d_in, size_t in_pitch, size_t in_stride," in header
+    assert "double *d_out, size_t out_pitch, size_t out_stride," in header
+    assert "static __device__ __forceinline__ double ag_op_lift(float x, size_t i)" in src
+    assert "ag_op_combine" not in src and "ag_op_identity" not in src and "ag_tile_in(" not in src
+    assert "ag_put(ag_elem_at(tile, r, c), ag_op_lift(v[k][0], index + (size_t)r * pitch + c));" in src
+    assert "if (a % alignof(float))\n        return cudaErrorMisalignedAddress;" in src

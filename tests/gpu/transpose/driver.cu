@@ -1,7 +1,9 @@
 // GPU test of the generated transposes: every instance of tests/gpu/transpose/spec.toml against a
 // CPU transpose, byte for byte, over odd shapes, pitches, batches, misaligned pointers, empty
 // inputs and one past 2^31 elements; bad arguments must give cudaErrorInvalidValue.  The cases
-// table (cases.inc) is written by run.py: a call wrapper and the element size per instance.
+// table (cases.inc) is written by run.py: a call wrapper and the element size per instance, and
+// for a transpose through an operator's lift the input's size and alignment and the lift on the
+// CPU (the spec's own C), which the reference applies to each element.
 //   ./transpose_test [--quick] [--only NAME]      prints a line a failure, then `N passed, M failed`
 #include <cuda_runtime.h>
 
@@ -17,11 +19,15 @@
 typedef cudaError_t (*TransposeFn)(const void *in, size_t in_pitch, size_t in_stride, size_t rows, size_t cols,
                                    size_t batch, void *out, size_t out_pitch, size_t out_stride, cudaStream_t stream);
 
+typedef void (*LiftFn)(const unsigned char *x, size_t i, unsigned char *y);
+
 struct Instance {
     const char *name;
-    size_t size;
+    size_t size; // the output's element (and the input's, without a lift)
     size_t tile;
     TransposeFn fn;
+    size_t in_size, in_align; // the input's element, with a lift
+    LiftFn lift;              // NULL: elements are moved
 };
 
 #include "cases.inc"
@@ -52,13 +58,13 @@ struct Case {
 // and the sentinel everywhere else
 static void run_case(const Instance &inst, const Case &c)
 {
-    const size_t E = inst.size;
+    const size_t E = inst.size, IE = inst.lift ? inst.in_size : E;
     const size_t in_pitch = c.cols + c.in_pad, out_pitch = c.rows + c.out_pad;
     const size_t in_stride = c.rows * in_pitch + c.in_gap, out_stride = c.cols * out_pitch + c.out_gap;
     const size_t in_elems = c.batch ? (c.batch - 1) * in_stride + (c.rows ? (c.rows - 1) * in_pitch + c.cols : 0) : 0;
     const size_t out_elems =
         c.batch ? (c.batch - 1) * out_stride + (c.cols ? (c.cols - 1) * out_pitch + c.rows : 0) : 0;
-    const size_t in_bytes = in_elems * E + c.in_offset, out_bytes = out_elems * E + c.out_offset;
+    const size_t in_bytes = in_elems * IE + c.in_offset, out_bytes = out_elems * E + c.out_offset;
     char what[160];
     snprintf(what, sizeof what, "%zux%zu batch %zu pitches +%zu/+%zu gaps %zu/%zu offsets %zu/%zu", c.rows, c.cols,
              c.batch, c.in_pad, c.out_pad, c.in_gap, c.out_gap, c.in_offset, c.out_offset);
@@ -77,15 +83,30 @@ static void run_case(const Instance &inst, const Case &c)
     cudaError_t err = inst.fn(d_in + c.in_offset, in_pitch, in_stride, c.rows, c.cols, c.batch, d_out + c.out_offset,
                               out_pitch, out_stride, 0);
     cudaError_t sync = cudaDeviceSynchronize();
-    if (err != cudaSuccess || sync != cudaSuccess) {
+    const bool misaligned = inst.lift && c.in_offset % inst.in_align && c.rows && c.cols && c.batch;
+    if (misaligned) {
+        // a lift reads the input as its type: a pointer misaligned for it is refused, nothing written
+        cudaMemcpy(got.data(), d_out, out_bytes, cudaMemcpyDeviceToHost);
+        if (err != cudaErrorMisalignedAddress || sync != cudaSuccess)
+            fail(inst, what, std::string("want cudaErrorMisalignedAddress, got ") + cudaGetErrorString(err));
+        else if (got != h_out)
+            fail(inst, what, "refused, but the output was written");
+        else
+            ++passed;
+    } else if (err != cudaSuccess || sync != cudaSuccess) {
         fail(inst, what, std::string("error ") + cudaGetErrorString(err != cudaSuccess ? err : sync));
     } else {
         cudaMemcpy(got.data(), d_out, out_bytes, cudaMemcpyDeviceToHost);
         for (size_t b = 0; b < c.batch; ++b)
             for (size_t r = 0; r < c.rows; ++r)
-                for (size_t col = 0; col < c.cols; ++col)
-                    memcpy(&h_out[c.out_offset + (b * out_stride + col * out_pitch + r) * E],
-                           &h_in[c.in_offset + (b * in_stride + r * in_pitch + col) * E], E);
+                for (size_t col = 0; col < c.cols; ++col) {
+                    const size_t i = b * in_stride + r * in_pitch + col;
+                    unsigned char *to = &h_out[c.out_offset + (b * out_stride + col * out_pitch + r) * E];
+                    if (inst.lift)
+                        inst.lift(&h_in[c.in_offset + i * IE], i, to);
+                    else
+                        memcpy(to, &h_in[c.in_offset + i * E], E);
+                }
         size_t bad = 0, first = 0;
         for (size_t i = 0; i < out_bytes; ++i)
             if (got[i] != h_out[i] && bad++ == 0)
@@ -107,7 +128,7 @@ static void run_case(const Instance &inst, const Case &c)
 static void run_refusals(const Instance &inst)
 {
     unsigned char *d = nullptr;
-    const size_t E = inst.size;
+    const size_t E = inst.lift && inst.in_size > inst.size ? inst.in_size : inst.size;
     cudaMalloc(&d, 64 * 64 * E * 3);
     struct {
         const char *what;

@@ -26,6 +26,8 @@ SANITIZED = (
     "tt_transpose_i16",
     "tt_transpose_rgb8",
     "tt_f32_naive",
+    "tt_transpose_widen",
+    "tt_transpose_clamp",
 )
 
 try:
@@ -36,19 +38,28 @@ except ImportError as e:
 
 
 def cases(spec) -> str:
-    """The driver's table: a wrapper a transpose (its pointers as bytes) and its element size."""
-    lines = []
+    """The driver's table: a wrapper a transpose (its pointers as bytes) and its element size;
+    with a lift, the input's size and alignment and the lift on the CPU (the spec's C)."""
+    lines, rows = [], []
     for n, inst in enumerate(spec.instances):
-        T = inst.type.c
+        T, In = inst.type.c, inst.in_type.c
         lines.append(
             f"static cudaError_t call_{n}(const void *in, size_t ip, size_t is, size_t r, size_t c, size_t b, "
             f"void *out, size_t op, size_t os, cudaStream_t s)\n"
-            f"{{\n    return {inst.public_name}((const {T} *)in, ip, is, r, c, b, ({T} *)out, op, os, NULL, 0, s);\n}}"
+            f"{{\n    return {inst.public_name}((const {In} *)in, ip, is, r, c, b, ({T} *)out, op, os, NULL, 0, s);\n}}"
         )
-    table = ",\n".join(
-        f'    {{"{inst.public_name}", {inst.type.size}, {inst.shape.tile}, call_{n}}}'
-        for n, inst in enumerate(spec.instances)
-    )
+        lift = "0, 1, NULL"
+        if inst.op:
+            body = "\n    ".join(inst.op.lift.splitlines())
+            lines.append(
+                f"static {T} lift_body_{n}({In} x, size_t i)\n{{\n    (void)i;\n    {body}\n}}\n"
+                f"static void lift_{n}(const unsigned char *x, size_t i, unsigned char *y)\n{{\n"
+                f"    {In} v;\n    memcpy(&v, x, sizeof v);\n    const {T} r = lift_body_{n}(v, i);\n"
+                f"    memcpy(y, &r, sizeof r);\n}}"
+            )
+            lift = f"{inst.in_type.size}, alignof({In}), lift_{n}"
+        rows.append(f'    {{"{inst.public_name}", {inst.type.size}, {inst.shape.tile}, call_{n}, {lift}}}')
+    table = ",\n".join(rows)
     return "\n".join(lines) + f"\n\nstatic const Instance instances[] = {{\n{table},\n}};\n"
 
 
