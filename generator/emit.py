@@ -301,7 +301,7 @@ def transpose_context(inst) -> dict:
         unit_c="unsigned int" if shape.unit == 4 else "unsigned char",
         remedy_doc=_REMEDY_DOC[shape.remedy],
         elem_unit=elem_unit,
-        needs_align=(shape.unit == 4 and not shape.naive) or elem_unit > 1,
+        needs_align=(shape.unit == 4 and not shape.naive) or shape.words or elem_unit > 1,
         elem_word={4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}[elem_unit],
     )
 

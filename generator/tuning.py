@@ -284,8 +284,9 @@ TRANSPOSE_SMEM_LIMIT = 40 * 1024  # static shared memory a transpose's tile may 
 TRANSPOSE_ROWS = 8  # warps a block (the seeds' BLOCK_ROWS: a 32 x 8 block measured best)
 # measured on the H100 (bench/NOTES.md): 4-byte elements move fastest in tiles of 64 x 64 with 16
 # warps (8192^2 floats at 0.972 of a copy, against 0.897 with the seeds' 32 x 32 and 8 warps),
-# 16-byte ones in 32 x 32 with 16 warps (4096^2 at 0.977, against 0.959 with 8)
-TRANSPOSE_DEFAULTS = {4: (64, 16), 16: (32, 16)}  # element size: (tile, rows)
+# 16-byte ones in 32 x 32 with 16 warps (4096^2 at 0.977, against 0.959 with 8), 3-byte ones in
+# 32 x 32 with 4 warps (8192^2 at 0.666, against 0.487 with 8 and 0.648 in 64 x 64 with 8)
+TRANSPOSE_DEFAULTS = {3: (32, 4), 4: (64, 16), 16: (32, 16)}  # element size: (tile, rows)
 TRANSPOSE_REMEDIES = ("pad", "swizzle", "none")
 
 
@@ -327,6 +328,7 @@ class TransposeShape:
     swizzle_rows: int  # rows of the XOR pattern (swizzle): row r XORs element column r % this
     skew: int  # tile rows beyond `tile`, so that output windows can start on 32-byte sectors
     naive: bool = False  # the seeds' naive kernel: no shared memory, columns written strided
+    words: bool = False  # a byte tile (unit 1) whose rows are whole words: full tiles move as words
 
     @property
     def threads(self) -> int:
@@ -404,6 +406,7 @@ def transpose_shape(size: int, tile: int = 0, rows: int = 0, remedy: str = "", n
         what = "words" if per_word > 1 else "elements"
         raise ShapeError("rows", f"{rows} is more than the tile's {groups} rows of {what}")
     row_units = tile * per_elem // per_word if per_word > 1 else tile * per_elem
+    words = unit == 1 and row_units % 4 == 0
     swizzle_rows = 0
     if remedy == "swizzle":
         if unit != 4 or 32 % per_elem or row_units % 32:
@@ -414,6 +417,10 @@ def transpose_shape(size: int, tile: int = 0, rows: int = 0, remedy: str = "", n
             )
         swizzle_rows = 32 // per_elem
         stride = row_units
+    elif remedy == "pad" and words:
+        # a byte tile moved as words: rows an odd number of words apart, so that the words of
+        # 32 successive rows fall on distinct banks
+        stride = 4 * (row_units // 4 | 1)
     elif remedy == "pad":
         # one element's units more a row (the seeds' TILE_DIM + 1): the rows of a column then start
         # on successive banks; with words, rows `per_elem` words apart mod 32
@@ -424,7 +431,9 @@ def transpose_shape(size: int, tile: int = 0, rows: int = 0, remedy: str = "", n
     # whose rows are whole sectors
     sectors = per_word == 1 and size % 4 == 0 and SECTOR % size == 0 and tile * size % SECTOR == 0
     skew = SECTOR // size - 1 if sectors else 0
-    shape = TransposeShape(size, tile, rows, remedy, unit, per_word, per_elem, row_units, stride, swizzle_rows, skew)
+    shape = TransposeShape(
+        size, tile, rows, remedy, unit, per_word, per_elem, row_units, stride, swizzle_rows, skew, words=words
+    )
     if shape.smem_bytes > 48 * 1024:
         raise ShapeError(
             "tile",

@@ -82,6 +82,10 @@ WRAP(tb_c128_t16_r8, c128)
 WRAP(tb_f32_naive, float)
 WRAP(tb_u8_naive, uint8_t)
 WRAP(tb_transpose_conj, c64)
+WRAP(tb_transpose_rgb8, rgb8)
+WRAP(tb_rgb8_t64_r8, rgb8)
+WRAP(tb_rgb8_t64_r16, rgb8)
+WRAP(tb_rgb8_t32_r4, rgb8)
 
 int main()
 {
@@ -139,6 +143,11 @@ int main()
         { "c128 t32 r16", tb_c128_t32_r16_w, 4096, 4096, 1, 16, 3 },
         { "c128 t16 r8", tb_c128_t16_r8_w, 4096, 4096, 1, 16, 3 },
         { "rgb (12 B)", tb_transpose_rgb_w, 8192, 8192, 1, 12, 0 },
+        { "rgb8 (3 B)", tb_transpose_rgb8_w, 8192, 8192, 1, 3, 0 },
+        { "rgb8 (3 B)", tb_transpose_rgb8_w, 8192, 8196, 1, 3, 0 },
+        { "rgb8 t64 r8", tb_rgb8_t64_r8_w, 8192, 8192, 1, 3, 0 },
+        { "rgb8 t64 r16", tb_rgb8_t64_r16_w, 8192, 8192, 1, 3, 0 },
+        { "rgb8 t32 r4", tb_rgb8_t32_r4_w, 8192, 8192, 1, 3, 0 },
         { "u8", tb_transpose_u8_w, 8192, 8192, 1, 1, 0 },
         { "u8 naive", tb_u8_naive_w, 8192, 8192, 1, 1, 0 },
         { "u8", tb_transpose_u8_w, 16384, 16384, 1, 1, 0 },

@@ -17,7 +17,7 @@ TRANSPOSE_SPEC = Path(__file__).resolve().parents[1] / "gpu" / "transpose" / "sp
 GOLDEN = {
     "sources": "86c0653010aa845ca51da5280a4023bb42319bf6e841d621a6ab71013d87b4b8",
     "single_header": "f8112427893de1a806ce7491b06cf9e39c8ce285a01f37fa7b047cb671208c59",
-    "transposes": "adbc4ce7d09aaccbcdb9e90fc6020c1cd588ec5daf8d19d36d9a0ce8daa262b1",
+    "transposes": "bb9d3fcf36976db63fd97ce39388af2c953e9ce9644af498cb2acd2f3054ca3b",
 }
 
 

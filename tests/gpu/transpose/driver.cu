@@ -196,6 +196,9 @@ int main(int argc, char **argv)
             { 4 * T + 5, 2 * T, 2, 0, 1, 0, 3, 0, 4 },
             { 2 * T + 3, 2 * T + 1, 1, 0, 0, 0, 0, 4, 4 },
             { 2 * T, 2 * T + 1, 1, 1, 32, 0, 0, 0, 0 },
+            // pitches, strides and offsets all multiples of 4 elements or bytes (3-byte elements'
+            // full tiles go as words), edges partial
+            { 2 * T + 4, 3 * T + 8, 3, 4, 8, 4, 8, 4, 8 },
         };
         if (!quick) {
             cases.push_back({ 1021, 2053, 1, 0, 0, 0, 0, 0, 0 });
