@@ -313,6 +313,49 @@ FAMILIES = {
 }
 
 
+NCCL_TYPES = {
+    "i8": "ncclInt8",
+    "u8": "ncclUint8",
+    "i32": "ncclInt32",
+    "u32": "ncclUint32",
+    "i64": "ncclInt64",
+    "u64": "ncclUint64",
+    "f32": "ncclFloat32",
+    "f64": "ncclFloat64",
+}
+NCCL_PRIMITIVES = (Primitive.REDUCE, Primitive.SCAN, Primitive.EXSCAN)
+
+
+def _nccl_kind(spec: Spec, inst) -> bool:
+    return spec.nccl and inst.family in ("reduce", "scan") and inst.primitive in NCCL_PRIMITIVES
+
+
+def _lift_reads_index(op) -> bool:
+    """A lift that reads the element's index (argmin's): a rank's part does not know where it
+    starts in the whole input, so such an operator is not offered across ranks."""
+    return re.search(r"\bi\b", op.lift) is not None
+
+
+def _nccl(spec: Spec, inst) -> bool:
+    """Whether `inst` also gets its functions across the ranks of an NCCL communicator."""
+    return _nccl_kind(spec, inst) and not _lift_reads_index(inst.op)
+
+
+def _nccl_decls(inst, api_params) -> list:
+    """The header's declarations of an instance's functions across ranks: (comment, lines)."""
+    name, p = inst.public_name, str(api_params)
+    head, tail = p.split("void *d_work")
+    work = "void *d_work, size_t work_bytes, ncclComm_t comm, cudaStream_t stream"
+    sizes = f"size_t {name}_nccl_workspace_bytes(size_t n, int n_ranks);"
+    if inst.family == "reduce":
+        return [
+            sizes,
+            f"cudaError_t {name}_nccl_all({head}{work});",
+            f"cudaError_t {name}_nccl_root({head}int root, {work});",
+        ]
+    return [sizes, f"cudaError_t {name}_nccl({head}{work});"]
+
+
 def _summary(inst) -> str:
     """The header's line for a function: what it computes, and its kernel's parameters."""
     if inst.family == "transpose":
@@ -349,7 +392,16 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
     files, decls = {}, []
     for inst in instances:
         template, shape = FAMILIES[inst.family]
-        ctx = dict(inst=inst, op=getattr(inst, "op", None), stamp=stamp, header=header, **shape(inst))
+        op = getattr(inst, "op", None)
+        nccl = _nccl(spec, inst)
+        ctx = dict(inst=inst, op=op, stamp=stamp, header=header, nccl=nccl, **shape(inst))
+        ctx["nccl_type"] = NCCL_TYPES.get(op.acc_type.name, "") if nccl and op.acc_type == op.out_type else ""
+        if nccl:
+            params = ctx["api_params"].params
+            names = [p.name for p in params]
+            ctx["nccl_params"] = ", ".join(str(p) for p in params if p.name != "stream")
+            ctx["call_args"] = ", ".join(names)
+            ctx["call_args_local"] = ", ".join("local" if n == "work_bytes" else n for n in names)
         files[f"{inst.file_stem}.cu"] = simplify.blank_lines(env.get_template(template).render(**ctx))
         decls.append(
             dict(
@@ -359,6 +411,7 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
                 summary=_summary(inst),
                 work_params=_work_params(inst),
                 shape_note=_shape_note(inst),
+                nccl=_nccl_decls(inst, ctx["api_params"]) if nccl else [],
             )
         )
     impl = _implementation(files, header) if single_header else None
@@ -388,6 +441,8 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
         has_reduce=any(i.family == "reduce" for i in instances),
         has_scan=any(i.family == "scan" for i in instances),
         transposes=[d for d in decls if d["inst"].family == "transpose"],
+        nccl=any(d["nccl"] for d in decls),
+        nccl_skipped=[i.public_name for i in instances if _nccl_kind(spec, i) and _lift_reads_index(i.op)],
         public_types=public_types,
         guard=header.upper().replace(".", "_").replace("-", "_"),
         max_work=tuning.SLOT0 * 4 + tuning.MAX_GRID * max_words * 4,

@@ -29,6 +29,7 @@ class Operator:
     lift: str = "return x;"
     finalize: str = "return r;"
     summary: str = ""
+    nccl_op: str = ""  # NCCL's own reduction of the same result (commutative builtins), or ""
 
     @property
     def struct_types(self):
@@ -58,7 +59,7 @@ def _sum(prefix, t):
         body = _ret(f"({t.c})(({t.wide})a + ({t.wide})b)")
     else:
         body = _ret("a + b")
-    return Operator("sum", t, t, t, body, _ret(f"({t.c})0"), True, summary="sum")
+    return Operator("sum", t, t, t, body, _ret(f"({t.c})0"), True, summary="sum", nccl_op="ncclSum")
 
 
 def _prod(prefix, t):
@@ -66,7 +67,7 @@ def _prod(prefix, t):
         body = _ret(f"({t.c})(({t.wide})a * ({t.wide})b)")
     else:
         body = _ret("a * b")
-    return Operator("prod", t, t, t, body, _ret(f"({t.c})1"), True, summary="product")
+    return Operator("prod", t, t, t, body, _ret(f"({t.c})1"), True, summary="product", nccl_op="ncclProd")
 
 
 def _minmax(which):
@@ -77,7 +78,10 @@ def _minmax(which):
         else:
             body = _ret("b < a ? b : a") if which == "min" else _ret("a < b ? b : a")
         ident = t.literal_max if which == "min" else t.literal_min
-        return Operator(which, t, t, t, body, _ret(ident), True, summary="minimum" if which == "min" else "maximum")
+        # NCCL's min and max on floats need not treat NaN as fmin / fmax do: integers only
+        nccl_op = "" if t.is_float else {"min": "ncclMin", "max": "ncclMax"}[which]
+        summary = "minimum" if which == "min" else "maximum"
+        return Operator(which, t, t, t, body, _ret(ident), True, summary=summary, nccl_op=nccl_op)
 
     return make
 

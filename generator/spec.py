@@ -5,6 +5,7 @@ to the file's).  Every problem is reported as one `SpecError` line that names th
 key and what is wrong; nothing is written until the whole spec has been checked.
 
     prefix = "vec"                     # every public symbol starts with it
+    nccl = true                        # optional: each reduce and scan also across GPUs (NCCL)
 
     [[type]]                           # a user type: its C definition and sizeof
     name = "mat2u"
@@ -184,6 +185,7 @@ class Spec:
     instances: list
     digest: str = ""  # a hash of the spec's content: what generated files are stamped with
     user_code: list = field(default_factory=list)  # [UserCode]: the C the spec brings, by key
+    nccl: bool = False  # reduces and scans also across the ranks of an NCCL communicator
 
 
 @dataclass(frozen=True)
@@ -607,7 +609,7 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
     """Check a spec already read into Python values; return the Spec or raise SpecError.
     `extra`: command-line entries, (table kind, text) pairs such as ("scan", "sum:f32:b256")."""
     top = _Table(source, "", data)
-    top.no_other_keys({"prefix", "type", "operator", *TABLE_KEYS})
+    top.no_other_keys({"prefix", "type", "operator", "nccl", *TABLE_KEYS})
     if prefix_override is not None:
         if not IDENT.match(prefix_override):
             raise SpecError("command line", "--prefix", f"{prefix_override!r} is not a C identifier")
@@ -629,6 +631,7 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
         if k in data and not (isinstance(data[k], list) and all(isinstance(x, dict) for x in data[k])):
             top.fail(k, f"expected an array of tables ([[{k}]]), got {_kind(data[k])}")
 
+    nccl = top.get("nccl", "bool", default=False)
     types = dict(BUILTIN_TYPES)
     code = []
     user_types = _read_types(source, data.get("type", []), types, code)
@@ -667,7 +670,7 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
             owner[symbol] = t.where
     content = json.dumps([data, [list(e) for e in extra], prefix_override], sort_keys=True, default=str)
     digest = "sha256:" + hashlib.sha256(content.encode()).hexdigest()[:16]
-    return Spec(prefix, source, user_types, user_ops, [inst for _, inst in instances], digest, code)
+    return Spec(prefix, source, user_types, user_ops, [inst for _, inst in instances], digest, code, nccl)
 
 
 def load(path, extra=(), prefix_override=None) -> Spec:

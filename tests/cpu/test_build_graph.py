@@ -29,6 +29,7 @@ def test_every_spec_is_built():
         "bench/spec.ninja",
         "examples/mat2/spec.ninja",
         "examples/minmax/spec.ninja",
+        "examples/nccl/spec.ninja",
         "examples/sum_f32/spec.ninja",
         "specs/default.ninja",
     ]

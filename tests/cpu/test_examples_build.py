@@ -1,4 +1,4 @@
-"""`ninja examples` from the repository root builds the three example programs."""
+"""`ninja examples` from the repository root builds the four example programs."""
 
 import os
 import shutil
@@ -8,7 +8,12 @@ import pytest
 
 from .util import REPO
 
-EXECUTABLES = ["build/examples/sum_f32/sum_f32", "build/examples/minmax/minmax", "build/examples/mat2/mat2"]
+EXECUTABLES = [
+    "build/examples/sum_f32/sum_f32",
+    "build/examples/minmax/minmax",
+    "build/examples/mat2/mat2",
+    "build/examples/nccl/nccl",
+]
 
 
 def _ninja(*args):
