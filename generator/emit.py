@@ -306,10 +306,42 @@ def transpose_context(inst) -> dict:
     )
 
 
+def _matmul_signature(inst) -> Signature:
+    sr = inst.semiring
+    witness = (Param("int32_t *", "d_witness"), Param("size_t", "ldw")) if inst.witness else ()
+    return Signature(
+        (
+            (Param(f"const {sr.a_type.c} *", "d_a"), Param("size_t", "lda")),
+            (Param(f"const {sr.b_type.c} *", "d_b"), Param("size_t", "ldb")),
+            (Param("size_t", "m"), Param("size_t", "n"), Param("size_t", "k"), Param("int", "accumulate")),
+            (Param(f"{sr.c_type.c} *", "d_c"), Param("size_t", "ldc"), *witness),
+            WORKSPACE,
+        )
+    )
+
+
+def matmul_context(inst) -> dict:
+    """The matrix multiply's names: the shape (tuning.matmul_shape), the semiring, the layout."""
+    sr = inst.semiring
+    a = "A (m x k)" if inst.layout[0] == "n" else "A stored transposed (k x m)"
+    b = "B (k x n)" if inst.layout[1] == "n" else "B stored transposed (n x k)"
+    return dict(
+        api_params=_matmul_signature(inst),
+        doc=f"C = A (x) B, or C (+) A (x) B with accumulate, over {sr.name} ({sr.summary}); {a}, {b}, "
+        f"C m x n, row-major with leading dimensions"
+        + ("; the winning k of each C element to d_witness" if inst.witness else ""),
+        shape=inst.shape,
+        sr=sr,
+        layout=inst.layout,
+        witness=inst.witness,
+    )
+
+
 FAMILIES = {
     "reduce": ("reduce/reduce.cu.j2", reduce_context),
     "scan": ("scan/scan.cu.j2", scan_context),
     "transpose": ("transpose/transpose.cu.j2", transpose_context),
+    "matmul": ("matmul/matmul.cu.j2", matmul_context),
 }
 
 
@@ -358,6 +390,10 @@ def _nccl_decls(inst, api_params) -> list:
 
 def _summary(inst) -> str:
     """The header's line for a function: what it computes, and its kernel's parameters."""
+    if inst.family == "matmul":
+        sr = inst.semiring
+        what = f"matrix multiply over {sr.name} ({sr.c_type.name})"
+        return f"{inst.public_name:34s} {what}  [{inst.kernel_name.split('_k_')[1]}]"
     if inst.family == "transpose":
         size = inst.type.size
         what = f"transpose of {inst.type.name} ({size} byte{'s' if size > 1 else ''})"
@@ -369,10 +405,15 @@ def _summary(inst) -> str:
 
 
 def _work_params(inst) -> str:
+    if inst.family == "matmul":
+        return "size_t m, size_t n, size_t k"
     return "size_t rows, size_t cols, size_t batch" if inst.family == "transpose" else "size_t n"
 
 
 def _shape_note(inst) -> str:
+    if inst.family == "matmul":
+        sh = inst.shape
+        return f"blocks of {sh.bm} x {sh.bn} (k {sh.bk} a step), {sh.tm} x {sh.tn} a thread"
     if inst.family == "transpose":
         sh = inst.shape
         how = "naive (no shared memory)" if sh.naive else f"banks: {sh.remedy}"
@@ -424,7 +465,7 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
             if t.public and t not in public_types:
                 public_types.append(t)
     max_words = max([inst.op.acc_type.words for inst in instances if inst.family == "reduce"] or [1])
-    example = next((d for d in decls if d["inst"].family != "transpose"), decls[0])
+    example = next((d for d in decls if d["inst"].family not in ("transpose", "matmul")), decls[0])
     files[header] = env.get_template("header.h.j2").render(
         header=header,
         stamp=stamp,
@@ -441,6 +482,7 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
         has_reduce=any(i.family == "reduce" for i in instances),
         has_scan=any(i.family == "scan" for i in instances),
         transposes=[d for d in decls if d["inst"].family == "transpose"],
+        matmuls=[d for d in decls if d["inst"].family == "matmul"],
         nccl=any(d["nccl"] for d in decls),
         nccl_skipped=[i.public_name for i in instances if _nccl_kind(spec, i) and _lift_reads_index(i.op)],
         public_types=public_types,
@@ -462,7 +504,7 @@ def _families(instances) -> str:
     }
     seen = []
     for inst in instances:
-        kind = "transposes" if inst.family == "transpose" else kinds[inst.primitive]
+        kind = {"transpose": "transposes", "matmul": "matrix multiplies"}.get(inst.family) or kinds[inst.primitive]
         if kind not in seen:
             seen.append(kind)
     return ", ".join(seen[:-1]) + (" and " if len(seen) > 1 else "") + seen[-1]

@@ -65,22 +65,36 @@ def _cuda_probe(spec: Spec) -> str:
             )
     for n, code in enumerate(spec.user_code):
         acc = code.type.c if code.type is not None else ""
+        a_c = code.in_type.c if code.in_type else ""
+        b_c = code.b_type.c if code.b_type else ""
         head = {
             "identity": f"static __host__ __device__ {acc} assocgen_f{n}(void)",
             "combine": f"static __device__ {acc} assocgen_f{n}({acc} a, {acc} b)",
-            "lift": f"static __device__ {acc} assocgen_f{n}({code.in_type.c if code.in_type else ''} x, size_t i)",
+            "lift": f"static __device__ {acc} assocgen_f{n}({a_c} x, size_t i)",
+            "sr_zero": f"static __device__ {acc} assocgen_f{n}(void)",
+            "sr_add": f"static __device__ {acc} assocgen_f{n}({acc} x, {acc} y)",
+            "sr_mul": f"static __device__ {acc} assocgen_f{n}({a_c} a, {b_c} b)",
+            "sr_step": f"static __device__ {acc} assocgen_f{n}({acc} c, {a_c} a, {b_c} b)",
         }.get(code.kind)
         if head is None:
             continue
-        use = {"identity": "assocgen_f{n}()", "combine": "assocgen_f{n}(r[0], r[1])", "lift": "assocgen_f{n}(x[0], 0)"}[
-            code.kind
-        ].format(n=n)
-        in_c = code.in_type.c if code.in_type else acc
+        use = {
+            "identity": "assocgen_f{n}()",
+            "combine": "assocgen_f{n}(r[0], r[1])",
+            "lift": "assocgen_f{n}(x[0], 0)",
+            "sr_zero": "assocgen_f{n}()",
+            "sr_add": "assocgen_f{n}(r[0], r[1])",
+            "sr_mul": "assocgen_f{n}(x[0], y[0])",
+            "sr_step": "assocgen_f{n}(r[0], x[0], y[0])",
+        }[code.kind].format(n=n)
+        in_c = a_c or acc
+        b_param = f"const {b_c} *y" if b_c else f"const {acc} *y"
         parts.append(
             f'#line 1 "assocgen-probe"\n{head}\n{{\n    (void){"i" if code.kind == "lift" else "0"};\n'
             f"{_at(code.key)}{code.text}\n"
             f"{_at(_AFTER + code.key)}}}\n"
-            f"__global__ void assocgen_k{n}(const {in_c} *x, {acc} *r) {{ (void)x; r[2] = {use}; }}\n"
+            f"__global__ void assocgen_k{n}(const {in_c} *x, {b_param}, {acc} *r)"
+            f" {{ (void)x; (void)y; r[2] = {use}; }}\n"
         )
     return "".join(parts)
 

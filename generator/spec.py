@@ -41,6 +41,23 @@ key and what is wrong; nothing is written until the whole spec has been checked.
     rows = 8                           # optional: warps a block (the seeds' BLOCK_ROWS)
     remedy = "pad"                     # optional: "pad", "swizzle" or "none" (bank conflicts)
     naive = true                       # optional: the seeds' naive kernel instead (comparisons)
+
+    [[semiring]]                       # a user semiring (semirings.py): C = C (+) A (x) B
+    name = "maxtimes"
+    type = "f32"                       # or a, b, c: the types of A, B and C
+    zero = "0.0f"                      # add's identity, which annihilates mul
+    add = "fmaxf(x, y)"                # associative, commutative: an expression of x and y
+    mul = "a * b"                      # an expression of a (A's) and b (B's), C's type
+    step = "fmaxf(c, a * b)"           # optional: add(c, mul(a, b)) fused
+    selective = true                   # optional: add returns one of x, y (witnesses allowed)
+
+    [[matmul]]                         # tiled matrix multiply; semiring and type may be lists
+    semiring = ["plus_times", "min_plus"]   # builtins need a type: f32, f64, i32 (or_and: u8, u32)
+    type = "f32"
+    layout = "nn"                      # optional: "nn", "nt", "tn", "tt" (A, B transposed), or a list
+    witness = true                     # optional: min/max semirings, the k that won each C[i][j]
+    block = [128, 128, 8]              # optional: the block's tile of C (m, n) and its k step
+    thread = [8, 8]                    # optional: the C elements a thread computes (m, n)
     # or op = "<operator>" in place of type: each element mapped through the operator's lift on
     # the way (input type -> its type: a conversion, a conjugate); i is the element's input index
 """
@@ -55,6 +72,7 @@ from . import tuning
 from .ctypes_ import BUILTIN_TYPES, CType, struct_type
 from .model import Heads, Primitive, ScanKind
 from .operators import BUILTIN_OPERATORS, INTEGERS, Operator, builtin, segmented
+from .semirings import BUILTIN_SEMIRINGS, Semiring, builtin_semiring
 
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -176,6 +194,46 @@ class Transpose:
         return (self.public_name, f"{self.public_name}_workspace_bytes")
 
 
+@dataclass(frozen=True)
+class Matmul:
+    """One tiled matrix multiply to generate, over a semiring; the shape (tuning.matmul_shape) is
+    resolved from the element sizes, the witness switch and the spec's block and thread keys."""
+
+    prefix: str
+    semiring: Semiring
+    layout: str  # "nn", "nt", "tn", "tt": whether A, B are stored transposed
+    witness: bool
+    block: tuple  # (m, n, k), or () for the default
+    thread: tuple  # (m, n), or ()
+    public_name: str
+    family = "matmul"
+    extra_types = ()
+
+    @property
+    def shape(self) -> tuning.MatmulShape:
+        return tuning.matmul_shape(self.semiring.c_type.size, self.witness, self.block, self.thread)
+
+    @property
+    def type(self) -> CType:
+        return self.semiring.c_type
+
+    @property
+    def kernel_name(self) -> str:
+        sh, sr = self.shape, self.semiring
+        return (
+            f"{self.prefix}_k_matmul_{sr.name}_{sr.a_type.name}_{self.layout}"
+            f"_b{sh.bm}x{sh.bn}x{sh.bk}_t{sh.tm}x{sh.tn}{'_witness' if self.witness else ''}"
+        )
+
+    @property
+    def file_stem(self) -> str:
+        return self.public_name
+
+    @property
+    def symbols(self) -> tuple:
+        return (self.public_name, f"{self.public_name}_workspace_bytes")
+
+
 @dataclass
 class Spec:
     prefix: str
@@ -194,10 +252,11 @@ class UserCode:
     came from, so a compiler's error in it can be reported against that key."""
 
     key: str  # e.g. "operator 'compose': combine"
-    kind: str  # "type", "identity", "combine" or "lift"
+    kind: str  # "type", "identity", "combine", "lift", or a semiring's "sr_zero", "sr_add", "sr_mul", "sr_step"
     text: str  # the C definition, or the function body as generated
     type: object = None  # CType: the type defined (type), or the accumulator (functions)
-    in_type: object = None  # CType: a lift's input
+    in_type: object = None  # CType: a lift's input (a semiring's mul and step: A's)
+    b_type: object = None  # CType: a semiring's mul and step: B's
 
 
 # Names a user type must not take: C and C++ keywords, the standard and CUDA typedefs that the
@@ -453,6 +512,7 @@ TABLE_KEYS = {
     "segscan": {"op", "type", "block", "items", "name", "blocks_per_sm", "kind", "heads", "key"},
     "segreduce": {"op", "type", "block", "items", "name", "blocks_per_sm", "by", "key", "offset"},
     "transpose": {"type", "op", "tile", "rows", "remedy", "naive", "name"},
+    "matmul": {"semiring", "type", "layout", "witness", "block", "thread", "name"},
 }
 
 
@@ -543,6 +603,116 @@ def _read_transposes(source, entries, prefix, types, user_ops):
     return out
 
 
+def _read_semirings(source, data, types, code):
+    out = {}
+    for n, raw in enumerate(data):
+        t = _Table(source, f"semiring[{n}]", raw)
+        t.no_other_keys({"name", "type", "a", "b", "c", "zero", "add", "mul", "step", "selective", "summary"})
+        name = t.ident("name")
+        if name in BUILTIN_SEMIRINGS or name in out:
+            t.fail("name", f"semiring {name!r} is already defined")
+        one = t.get("type", "str")
+        picked = {}
+        for k in ("a", "b", "c"):
+            tn = t.get(k, "str", default=one)
+            if tn is None:
+                t.fail(k, "missing: give type (all three) or a, b and c")
+            if tn not in types:
+                t.fail(k if k in t.data else "type", f"unknown type {tn!r} (known: {', '.join(types)})")
+            picked[k] = types[tn]
+        zero = t.get("zero", "str", required=True).strip()
+        if not zero:
+            t.fail("zero", "is empty")
+        add = f"return {_expr(t, 'add')};"
+        mul = f"return {_expr(t, 'mul')};"
+        step = f"return {_expr(t, 'step')};" if "step" in t.data else "return ag_sr_add(c, ag_sr_mul(a, b));"
+        selective = t.get("selective", "bool", default=False)
+        summary = t.get("summary", "str", default=name)
+        if re.search(r"/\*|\*/|[\x00-\x1f\x7f]", summary):
+            t.fail("summary", f"{summary!r} would not fit in a C comment (no '/*', '*/' or control characters)")
+        C = picked["c"]
+        sr = Semiring(name, picked["a"], picked["b"], C, zero, add, mul, step, selective, summary)
+        out[name] = sr
+        where = f"semiring {name!r}"
+        code.append(UserCode(f"{where}: zero", "sr_zero", f"{C.c} r = {zero}; return r;", C))
+        code.append(UserCode(f"{where}: add", "sr_add", add, C))
+        code.append(UserCode(f"{where}: mul", "sr_mul", mul, C, picked["a"], picked["b"]))
+        if "step" in t.data:
+            code.append(UserCode(f"{where}: step", "sr_step", step, C, picked["a"], picked["b"]))
+    return out
+
+
+def _expr(t: _Table, k) -> str:
+    v = t.get(k, "str", required=True).strip()
+    if not v:
+        t.fail(k, "is empty")
+    return v
+
+
+LAYOUTS = ("nn", "nt", "tn", "tt")
+
+
+def _read_matmuls(source, entries, prefix, types, semirings):
+    out = []
+    for where, raw in entries:
+        t = _Table(source, where, raw)
+        t.no_other_keys(TABLE_KEYS["matmul"])
+        names = _expand(t, "semiring") if "semiring" in t.data else t.fail("semiring", "missing (required)")
+        type_names = _expand(t, "type") if "type" in t.data else None
+        layouts = _expand(t, "layout") if "layout" in t.data else ["nn"]
+        for lay in layouts:
+            if lay not in LAYOUTS:
+                t.fail("layout", f"{lay!r} is not one of: {', '.join(LAYOUTS)} (A and B as stored: n, or t transposed)")
+        witness = t.get("witness", "bool", default=False)
+        block = tuple(_int_list(t, "block", 3))
+        thread = tuple(_int_list(t, "thread", 2))
+        name = t.ident("name", required=False)
+        combos = []
+        for sn in names:
+            if sn in semirings:
+                if type_names is not None:
+                    t.fail("type", f"semiring {sn!r} has its own types: leave type out")
+                combos.append(semirings[sn])
+            elif sn in BUILTIN_SEMIRINGS:
+                if type_names is None:
+                    t.fail("type", f"missing: builtin semiring {sn!r} needs a type")
+                allowed = BUILTIN_SEMIRINGS[sn][0]
+                for tn in type_names:
+                    if tn not in allowed:
+                        t.fail("type", f"semiring {sn!r} takes {', '.join(allowed)}, not {tn!r}")
+                    combos.append(builtin_semiring(sn, tn))
+            else:
+                known = list(BUILTIN_SEMIRINGS) + list(semirings)
+                t.fail("semiring", f"unknown semiring {sn!r} (known: {', '.join(known)})")
+        if name is not None and len(combos) * len(layouts) != 1:
+            t.fail("name", "a public name needs exactly one semiring, type and layout")
+        for sr in combos:
+            if witness and not sr.selective:
+                t.fail("witness", f"semiring {sr.name!r}: a witness needs a selective add (min or max)")
+            try:
+                tuning.matmul_shape(sr.c_type.size, witness, block, thread)
+            except tuning.ShapeError as e:
+                t.fail(e.key, e.problem)
+            for lay in layouts:
+                public = f"{prefix}_matmul_{sr.name}" + (f"_{sr.c_type.name}" if sr.name in BUILTIN_SEMIRINGS else "")
+                public += ("" if lay == "nn" else f"_{lay}") + ("_witness" if witness else "")
+                if name is not None:
+                    public = name if name.startswith(prefix + "_") else f"{prefix}_{name}"
+                out.append((t, Matmul(prefix, sr, lay, witness, block, thread, public)))
+    return out
+
+
+def _int_list(t: _Table, k, length):
+    if k not in t.data:
+        return []
+    v = t.data[k]
+    if not (
+        isinstance(v, list) and len(v) == length and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+    ):
+        t.fail(k, f"expected a list of {length} integers, got {v!r}")
+    return v
+
+
 def _read_instances(table_kind, source, entries, prefix, types, user_ops):
     """entries: (where, table) pairs of one kind of table; `where` names the table in errors."""
     if table_kind == "transpose":
@@ -609,7 +779,7 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
     """Check a spec already read into Python values; return the Spec or raise SpecError.
     `extra`: command-line entries, (table kind, text) pairs such as ("scan", "sum:f32:b256")."""
     top = _Table(source, "", data)
-    top.no_other_keys({"prefix", "type", "operator", "nccl", *TABLE_KEYS})
+    top.no_other_keys({"prefix", "type", "operator", "semiring", "nccl", *TABLE_KEYS})
     if prefix_override is not None:
         if not IDENT.match(prefix_override):
             raise SpecError("command line", "--prefix", f"{prefix_override!r} is not a C identifier")
@@ -627,7 +797,7 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
         if prefix_override is not None:
             raise SpecError("command line", "--prefix", problem)
         top.fail("prefix", problem)
-    for k in ("type", "operator", *TABLE_KEYS):
+    for k in ("type", "operator", "semiring", *TABLE_KEYS):
         if k in data and not (isinstance(data[k], list) and all(isinstance(x, dict) for x in data[k])):
             top.fail(k, f"expected an array of tables ([[{k}]]), got {_kind(data[k])}")
 
@@ -636,9 +806,13 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
     code = []
     user_types = _read_types(source, data.get("type", []), types, code)
     user_ops = _read_operators(source, data.get("operator", []), types, code)
+    semirings = _read_semirings(source, data.get("semiring", []), types, code)
     instances = []
     for kind in TABLE_KEYS:
         file_entries = [(f"{kind}[{n}]", raw) for n, raw in enumerate(data.get(kind, []))]
+        if kind == "matmul":
+            instances += _read_matmuls(source, file_entries, prefix, types, semirings)
+            continue
         instances += _read_instances(kind, source, file_entries, prefix, types, user_ops)
     for kind in CLI_KINDS:
         cli_entries = [(f"--{kind} {text}", parse_cli_entry(kind, text)) for k, text in extra if k == kind]
@@ -647,8 +821,8 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
         raise SpecError(
             source,
             "reduce",
-            "the spec asks for no kernel (add a [[reduce]], [[scan]], [[segscan]], [[segreduce]] or "
-            "[[transpose]] table, or --reduce / --scan)",
+            "the spec asks for no kernel (add a [[reduce]], [[scan]], [[segscan]], [[segreduce]], "
+            "[[transpose]] or [[matmul]] table, or --reduce / --scan)",
         )
 
     # every name the header declares, and which table asked for it: no two may be the same

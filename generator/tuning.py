@@ -441,3 +441,76 @@ def transpose_shape(size: int, tile: int = 0, rows: int = 0, remedy: str = "", n
             "memory (48 KiB at most): ask for a smaller tile",
         )
     return shape
+
+
+# ----------------------------------------------------------------------------------------------
+# the tiled matrix multiply over a semiring
+
+
+@dataclass(frozen=True)
+class MatmulShape:
+    """A block computes a bm x bn tile of C, stepping k by bk through tiles of A (bm x bk) and B
+    (bk x bn) in shared memory, two of each (the next step's loads in flight while this one's
+    products run); a thread computes tm x tn elements of C, from tm of A's and tn of B's a step."""
+
+    size: int  # bytes of C's element (A's and B's: the same or smaller)
+    bm: int
+    bn: int
+    bk: int
+    tm: int
+    tn: int
+
+    @property
+    def threads(self) -> int:
+        return (self.bm // self.tm) * (self.bn // self.tn)
+
+    @property
+    def min_blocks(self) -> int:
+        """Blocks an SM to ask of the compiler: two of 256 threads (128 registers a thread: a
+        thread's 64 elements of C and its operands fit without spilling)"""
+        return max(1, 512 // self.threads)
+
+    @property
+    def a_pad(self) -> int:
+        """Elements each k row of A's tile is padded by, so that a warp's transposing stores fall
+        on distinct banks"""
+        return 4
+
+    def smem_bytes(self, a_size: int, b_size: int) -> int:
+        return 2 * self.bk * ((self.bm + self.a_pad) * a_size + self.bn * b_size)
+
+
+MATMUL_DEFAULTS = {
+    # (C's element size, witness): (bm, bn, bk, tm, tn)
+    (4, False): (128, 128, 8, 8, 8),
+    (8, False): (64, 64, 8, 4, 4),
+}
+MATMUL_SMALL = (64, 64, 8, 4, 4)  # with a witness (twice the registers a C element) or wider types
+
+
+def matmul_shape(size: int, witness: bool = False, block=(), thread=()) -> MatmulShape:
+    """The shape for C elements of `size` bytes; `block` (m, n, k) and `thread` (m, n) override
+    the default.  Raises ShapeError when the asked shape cannot be made."""
+    bm, bn, bk, tm, tn = MATMUL_DEFAULTS.get((size, witness), MATMUL_SMALL)
+    key = "block"
+    if block:
+        bm, bn, bk = block
+    if thread:
+        tm, tn = thread
+    for k, v in (("block", bm), ("block", bn), ("block", bk), ("thread", tm), ("thread", tn)):
+        if v < 1 or v & (v - 1):
+            raise ShapeError(k, f"{v} is not a power of two")
+    if bm % tm or bn % tn:
+        raise ShapeError("thread", f"a thread's {tm} x {tn} does not divide the block's {bm} x {bn}")
+    shape = MatmulShape(size, bm, bn, bk, tm, tn)
+    if not 32 <= shape.threads <= 1024:
+        raise ShapeError(key, f"{bm} x {bn} by threads of {tm} x {tn} is {shape.threads} threads (32..1024)")
+    if (bm * bk) % shape.threads or (bn * bk) % shape.threads:
+        raise ShapeError(
+            key, f"a step's tiles ({bm} x {bk}, {bk} x {bn}) do not split evenly over {shape.threads} threads"
+        )
+    if tm * tn > 128:
+        raise ShapeError("thread", f"{tm} x {tn} elements a thread is more than 128 (registers)")
+    if shape.smem_bytes(size, size) > 48 * 1024:
+        raise ShapeError(key, f"the tiles take {shape.smem_bytes(size, size)} bytes of shared memory (48 KiB at most)")
+    return shape

@@ -1,0 +1,200 @@
+// Matrix multiply over semirings, side by side in one run: each builtin semiring of
+// bench/matmul/spec.toml at 1024^3, 4096^3, 8192^3 (plus-times and min-plus on floats) and a tall
+// skinny 64 x 4096 x 4096, as steps a second (one step: add(c, mul(a, b))) and as a fraction of
+// the step's own instruction ceiling (ceiling.cu, written by ceiling.py); plus-times also against
+// cuBLAS SGEMM / DGEMM (fp32 / fp64, no tensor cores), checked against it at 1024^3.
+//   ./matmul_bench      prints a table; times are medians of 5 runs
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "bm.h"
+#include "ceiling.cu"
+
+#define CHECK(x)                                                                                                       \
+    do {                                                                                                               \
+        cudaError_t e_ = (x);                                                                                          \
+        if (e_ != cudaSuccess) {                                                                                       \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                                \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
+    } while (0)
+
+template <class F> static double time_us(F f, int calls)
+{
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    f();
+    CHECK(cudaDeviceSynchronize());
+    std::vector<float> t;
+    for (int rep = 0; rep < 5; ++rep) {
+        cudaEventRecord(a);
+        for (int k = 0; k < calls; ++k)
+            f();
+        cudaEventRecord(b);
+        CHECK(cudaEventSynchronize(b));
+        float ms = 0;
+        cudaEventElapsedTime(&ms, a, b);
+        t.push_back(ms * 1000.0f / calls);
+    }
+    std::sort(t.begin(), t.end());
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return t[2];
+}
+
+typedef cudaError_t (*MmFn)(const void *, size_t, const void *, size_t, size_t, size_t, size_t, int, void *, size_t,
+                            cudaStream_t);
+#define WRAP(name, T)                                                                                                  \
+    static cudaError_t name##_w(const void *a, size_t lda, const void *b, size_t ldb, size_t m, size_t n, size_t k,    \
+                                int acc, void *c, size_t ldc, cudaStream_t s)                                          \
+    {                                                                                                                  \
+        return name((const T *)a, lda, (const T *)b, ldb, m, n, k, acc, (T *)c, ldc, NULL, 0, s);                      \
+    }
+WRAP(bm_matmul_plus_times_f32, float)
+WRAP(bm_matmul_min_plus_f32, float)
+WRAP(bm_matmul_max_plus_f32, float)
+WRAP(bm_matmul_max_min_f32, float)
+WRAP(bm_matmul_min_max_f32, float)
+WRAP(bm_matmul_plus_times_i32, int32_t)
+WRAP(bm_matmul_min_plus_i32, int32_t)
+WRAP(bm_matmul_max_plus_i32, int32_t)
+WRAP(bm_matmul_max_min_i32, int32_t)
+WRAP(bm_matmul_min_max_i32, int32_t)
+WRAP(bm_matmul_plus_times_f64, double)
+WRAP(bm_matmul_min_plus_f64, double)
+WRAP(bm_matmul_or_and_u32, uint32_t)
+static cudaError_t witness_w(const void *a, size_t lda, const void *b, size_t ldb, size_t m, size_t n, size_t k,
+                             int acc, void *c, size_t ldc, cudaStream_t s)
+{
+    static int32_t *w = nullptr;
+    static size_t have = 0;
+    if (have < m * n) {
+        cudaFree(w);
+        cudaMalloc(&w, m * n * sizeof(int32_t));
+        have = m * n;
+    }
+    return bm_matmul_min_plus_f32_witness((const float *)a, lda, (const float *)b, ldb, m, n, k, acc, (float *)c, ldc,
+                                          w, n, NULL, 0, s);
+}
+
+// steps a second of a ceiling kernel (its step on 16 accumulators a thread, 4096 rounds)
+static double ceiling_rate(const char *name)
+{
+    for (const Ceiling &c : ceilings)
+        if (!strcmp(c.name, name)) {
+            void *in, *out;
+            cudaMalloc(&in, 64 * c.size);
+            cudaMemset(in, 0, 64 * c.size);
+            cudaMalloc(&out, 64 * c.size);
+            int rounds = 4096, blocks = 132 * 8;
+            void *args[] = { &in, &out, &rounds };
+            const double us =
+                time_us([&] { CHECK(cudaLaunchKernel(c.kernel, dim3(blocks), dim3(256), args, 0, 0)); }, 3);
+            cudaFree(in);
+            cudaFree(out);
+            return (double)blocks * 256 * 16 * rounds / (us * 1e-6);
+        }
+    return 0;
+}
+
+int main()
+{
+    cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    printf("GPU %s; a step is add(c, mul(a, b)); T = 10^12\n", prop.name);
+    cublasHandle_t h;
+    cublasCreate(&h);
+    const size_t MAX = (size_t)8192 * 8192;
+    void *a, *b, *c, *ref;
+    CHECK(cudaMalloc(&a, MAX * 8));
+    CHECK(cudaMalloc(&b, MAX * 8));
+    CHECK(cudaMalloc(&c, MAX * 8));
+    CHECK(cudaMalloc(&ref, MAX * 8));
+    {
+        // quarters in [-4, 4): exact in every type, so that the check against cuBLAS is exact
+        std::vector<float> hf(MAX);
+        uint32_t x = 12345;
+        for (auto &v : hf)
+            v = (float)((int)((x = x * 1664525u + 1013904223u) >> 27) - 16) / 4.0f;
+        CHECK(cudaMemcpy(a, hf.data(), MAX * 4, cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(b, hf.data(), MAX * 4, cudaMemcpyHostToDevice));
+    }
+    struct Row {
+        const char *name, *ceiling;
+        MmFn fn;
+        int ref; // 1 SGEMM, 2 DGEMM
+    } rows[] = {
+        { "plus_times f32", "plus_times f32", bm_matmul_plus_times_f32_w, 1 },
+        { "min_plus f32", "min_plus f32", bm_matmul_min_plus_f32_w, 0 },
+        { "min_plus f32 witness", "min_plus f32", witness_w, 0 },
+        { "max_plus f32", "max_plus f32", bm_matmul_max_plus_f32_w, 0 },
+        { "max_min f32", "max_min f32", bm_matmul_max_min_f32_w, 0 },
+        { "min_max f32", "min_max f32", bm_matmul_min_max_f32_w, 0 },
+        { "plus_times i32", "plus_times i32", bm_matmul_plus_times_i32_w, 0 },
+        { "min_plus i32", "min_plus i32", bm_matmul_min_plus_i32_w, 0 },
+        { "max_plus i32", "max_plus i32", bm_matmul_max_plus_i32_w, 0 },
+        { "max_min i32", "max_min i32", bm_matmul_max_min_i32_w, 0 },
+        { "min_max i32", "min_max i32", bm_matmul_min_max_i32_w, 0 },
+        { "plus_times f64", "plus_times f64", bm_matmul_plus_times_f64_w, 2 },
+        { "min_plus f64", "min_plus f64", bm_matmul_min_plus_f64_w, 0 },
+        { "or_and u32", "or_and u32", bm_matmul_or_and_u32_w, 0 },
+    };
+    struct Shape {
+        size_t m, n, k;
+    } shapes[] = { { 1024, 1024, 1024 }, { 4096, 4096, 4096 }, { 8192, 8192, 8192 }, { 64, 4096, 4096 } };
+    printf("%-22s %-18s | %10s %9s | %9s %8s | %s\n", "semiring", "m x n x k", "time", "T steps/s", "ceiling", "of it",
+           "reference");
+    for (const Row &r : rows) {
+        const double ceil = ceiling_rate(r.ceiling);
+        for (const Shape &s : shapes) {
+            const bool big = s.m == 8192;
+            if (big && strcmp(r.name, "plus_times f32") && strcmp(r.name, "min_plus f32"))
+                continue;
+            const double steps = (double)s.m * s.n * s.k;
+            const double us = time_us([&] { CHECK(r.fn(a, s.k, b, s.n, s.m, s.n, s.k, 0, c, s.n, 0)); }, big ? 1 : 3);
+            char ref_text[96] = "";
+            if (r.ref) {
+                const int m = (int)s.m, n = (int)s.n, k = (int)s.k;
+                double ref_us;
+                if (r.ref == 1) {
+                    const float one = 1, zero = 0;
+                    ref_us = time_us(
+                        [&] {
+                            cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, (const float *)b, n,
+                                        (const float *)a, k, &zero, (float *)ref, n);
+                        },
+                        big ? 1 : 3);
+                } else {
+                    const double one = 1, zero = 0;
+                    ref_us = time_us(
+                        [&] {
+                            cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, (const double *)b, n,
+                                        (const double *)a, k, &zero, (double *)ref, n);
+                        },
+                        big ? 1 : 3);
+                }
+                bool same = true;
+                if (s.m == 1024 && r.ref == 1) { // exact: quarters
+                    std::vector<float> x(s.m * s.n), y(s.m * s.n);
+                    CHECK(cudaMemcpy(x.data(), c, x.size() * 4, cudaMemcpyDeviceToHost));
+                    CHECK(cudaMemcpy(y.data(), ref, y.size() * 4, cudaMemcpyDeviceToHost));
+                    same = x == y;
+                }
+                snprintf(ref_text, sizeof ref_text, "%s %.1f TFLOP/s, ours %.3fx%s", r.ref == 1 ? "SGEMM" : "DGEMM",
+                         2 * steps / ref_us / 1e6, ref_us / us, same ? "" : " MISMATCH");
+            }
+            char shape[40];
+            snprintf(shape, sizeof shape, "%zu x %zu x %zu", s.m, s.n, s.k);
+            printf("%-22s %-18s | %8.1f us %9.2f | %9.2f %8.3f | %s\n", r.name, shape, us, steps / us / 1e6,
+                   ceil / 1e12, steps / us / 1e6 / (ceil / 1e12), ref_text);
+        }
+    }
+    return 0;
+}

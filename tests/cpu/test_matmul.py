@@ -1,0 +1,96 @@
+"""The matrix multiply over semirings on the CPU: spec errors (one line, naming the key), the shapes
+the tuning module resolves, what the generated code holds (the semiring's functions, only those
+used; the witness), a user semiring's C checked at generation, and nvcc over the GPU test's spec
+(the GPU test: tests/gpu/matmul/run.py)."""
+
+from pathlib import Path
+
+import pytest
+
+from assocgen import emit, tuning
+from assocgen.spec import SpecError, load, parse
+
+from .util import WARNING, assert_one_error_line, nvcc_compile_all, run_gen
+
+SPEC = Path(__file__).resolve().parents[1] / "gpu" / "matmul" / "spec.toml"
+MAXTIMES = {"name": "maxtimes", "type": "f32", "zero": "0.0f", "add": "fmaxf(x, y)", "mul": "a * b"}
+
+
+def _spec(*tables, semirings=()):
+    return {"prefix": "t", "semiring": list(semirings), "matmul": list(tables)}
+
+
+@pytest.mark.parametrize(
+    "table,key,words",
+    [
+        ({}, "semiring", "missing"),
+        ({"semiring": "tropical", "type": "f32"}, "semiring", "unknown semiring 'tropical'"),
+        ({"semiring": "min_plus"}, "type", "needs a type"),
+        ({"semiring": "or_and", "type": "f32"}, "type", "takes u8, u32"),
+        ({"semiring": "plus_times", "type": "f32", "witness": True}, "witness", "selective add"),
+        ({"semiring": "plus_times", "type": "f32", "layout": "nx"}, "layout", "not one of"),
+        ({"semiring": "plus_times", "type": "f32", "block": [96, 128, 8]}, "block", "not a power of two"),
+        ({"semiring": "plus_times", "type": "f32", "block": [128, 128]}, "block", "a list of 3 integers"),
+        ({"semiring": "plus_times", "type": "f32", "thread": [16, 16]}, "thread", "more than 128"),
+        ({"semiring": "plus_times", "type": ["f32", "i32"], "name": "x"}, "name", "exactly one"),
+        ({"semiring": "maxtimes", "type": "f32"}, "type", "has its own types"),
+    ],
+)
+def test_spec_errors_name_the_key(table, key, words):
+    with pytest.raises(SpecError) as e:
+        parse(_spec(table, semirings=[MAXTIMES]), "s.toml")
+    assert f"matmul[0].{key}" in str(e.value) and words in str(e.value), str(e.value)
+
+
+def test_default_shapes():
+    sh = tuning.matmul_shape(4)
+    assert (sh.bm, sh.bn, sh.bk, sh.tm, sh.tn, sh.threads, sh.min_blocks) == (128, 128, 8, 8, 8, 256, 2)
+    assert (tuning.matmul_shape(4, witness=True).tm, tuning.matmul_shape(8).bm) == (4, 64)
+
+
+def _render(table, semirings=()):
+    spec = parse(_spec(table, semirings=semirings), "s.toml")
+    files = emit.render(spec, "t.h")
+    return spec.instances[0], next(v for k, v in files.items() if k.endswith(".cu")), files["t.h"]
+
+
+def test_a_fused_step_and_only_the_functions_used():
+    inst, src, header = _render({"semiring": "min_plus", "type": "f32"})
+    assert inst.public_name == "t_matmul_min_plus_f32"
+    assert "const float s = a + b;\n    return fminf(c, s);" in src
+    assert "acc[i][j] = ag_sr_step(acc[i][j], x[i], y[j]);" in src
+    assert "ag_sr_mul" not in src  # the step does not call it
+    assert "cudaError_t t_matmul_min_plus_f32(const float *d_a, size_t lda," in header and "MATRIX MULTIPLIES" in header
+
+
+def test_a_witness_records_the_winning_k():
+    inst, src, header = _render({"semiring": "min_plus", "type": "i32", "witness": True, "layout": "tt"})
+    assert inst.public_name == "t_matmul_min_plus_i32_tt_witness"
+    assert "win[i][j] = (int32_t)(k0 + kk);" in src and "ag_sr_step" not in src
+    assert "int32_t *d_witness, size_t ldw," in header
+
+
+def test_a_user_semirings_default_step_is_add_of_mul():
+    _, src, _ = _render({"semiring": "maxtimes"}, semirings=[MAXTIMES])
+    assert "return ag_sr_add(c, ag_sr_mul(a, b));" in src and "return fmaxf(x, y);" in src
+
+
+def test_a_user_semiring_that_does_not_compile_is_one_line(tmp_path, nvcc):  # noqa: ARG001 - nvcc: present
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        'prefix = "t"\n[[semiring]]\nname = "bad"\ntype = "f32"\nzero = "0.0f"\nadd = "x + y"\nmul = "a * * b"\n'
+        '[[matmul]]\nsemiring = "bad"\n'
+    )
+    r = run_gen(spec, "-o", tmp_path / "out")
+    assert_one_error_line(r)
+    assert "semiring 'bad': mul" in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_nvcc_compiles_the_gpu_tests_spec(tmp_path, nvcc):  # noqa: ARG001 - nvcc: present
+    files = emit.render(load(SPEC), "mt.h")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    results = nvcc_compile_all(sorted(tmp_path.glob("*.cu")), tmp_path)
+    problems = [f"{cu}: {r.stderr}" for cu, r in results.items() if r.returncode or WARNING.search(r.stderr)]
+    assert len(results) == len(load(SPEC).instances) and not problems, "\n".join(problems)

@@ -1,0 +1,130 @@
+"""GPU test of the generated matrix multiplies: generate tests/gpu/matmul/spec.toml, build it with
+driver.cu (a CPU fold of every C element, in k order, with the spec's own semiring C), run it,
+then one shape of each kernel kind under compute-sanitizer memcheck and racecheck.
+
+    python3 tests/gpu/matmul/run.py [--quick] [--no-sanitizer]
+
+Logs under $OUT (or build/matmul-test); the last line is `N passed, M failed`.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+BUILD = ROOT / "build" / "matmul-test"
+NVCC = os.environ.get("NVCC", "nvcc")
+ARCH = os.environ.get("ARCH", "sm_90")
+SANITIZED = (
+    "mt_matmul_plus_times_f32",
+    "mt_matmul_min_plus_i32_witness",
+    "mt_matmul_count_u8_tn",
+    "mt_pt_b64x32x16_t4x2",
+)
+
+try:
+    from assocgen import emit
+    from assocgen.spec import load
+except ImportError as e:
+    sys.exit(f"error: {e}: install the generator first (pip install -e . from the repository root)")
+
+
+def cases(spec) -> str:
+    """The driver's table: a wrapper a multiply (pointers as void), the semiring on the CPU (the
+    spec's C), the element sizes and layout, and a reference that instantiates the CPU fold."""
+    lines, rows = [], []
+    for n, inst in enumerate(spec.instances):
+        sr = inst.semiring
+        A, B, C = sr.a_type.c, sr.b_type.c, sr.c_type.c
+        w = ", w, ldw" if inst.witness else ""
+        lines.append(
+            f"static {C} zero_{n}(void)\n{{\n    {C} r = {sr.zero};\n    return r;\n}}\n"
+            f"static {C} add_{n}({C} x, {C} y)\n{{\n    {sr.add}\n}}\n"
+            f"static {C} mul_{n}({A} a, {B} b)\n{{\n    {sr.mul}\n}}\n"
+            f"static cudaError_t call_{n}(const void *a, size_t lda, const void *b, size_t ldb, size_t m, size_t n, "
+            f"size_t k, int acc, void *c, size_t ldc, int32_t *w, size_t ldw, cudaStream_t s)\n{{\n"
+            + ("" if inst.witness else "    (void)w;\n    (void)ldw;\n")
+            + f"    return {inst.public_name}((const {A} *)a, lda, (const {B} *)b, ldb, m, n, k, acc, ({C} *)c, "
+            f"ldc{w}, NULL, 0, s);\n}}\n"
+            f"static void ref_{n}(const void *a, size_t lda, const void *b, size_t ldb, size_t m, size_t n, size_t k, "
+            f"int acc, void *c, size_t ldc, int32_t *w, size_t ldw)\n{{\n"
+            f"    ref_mm<{A}, {B}, {C}>(zero_{n}, add_{n}, mul_{n}, {str(inst.layout[0] == 't').lower()}, "
+            f"{str(inst.layout[1] == 't').lower()}, (const {A} *)a, lda, (const {B} *)b, ldb, m, n, k, acc, ({C} *)c, "
+            f"ldc, w, ldw);\n}}\n"
+            f"static void gen_{n}(void *p, size_t count, int which)\n{{\n"
+            f"    if (which == 0)\n        fill<{A}>(({A} *)p, count, {'zero_%d()' % n if A == C else '0'});\n"
+            f"    else if (which == 1)\n        fill<{B}>(({B} *)p, count, {'zero_%d()' % n if B == C else '0'});\n"
+            f"    else\n        fill<{C}>(({C} *)p, count, zero_{n}());\n}}"
+        )
+        rows.append(
+            f'    {{"{inst.public_name}", {sr.a_type.size}, {sr.b_type.size}, {sr.c_type.size}, '
+            f"{str(inst.layout[0] == 't').lower()}, {str(inst.layout[1] == 't').lower()}, "
+            f"{str(inst.witness).lower()}, call_{n}, ref_{n}, gen_{n}}}"
+        )
+    return "\n".join(lines) + "\n\nstatic const Instance instances[] = {\n" + ",\n".join(rows) + ",\n};\n"
+
+
+def build(jobs: int) -> Path:
+    spec = load(HERE / "spec.toml")
+    files = emit.render(spec, "mt.h")
+    src = BUILD / "src"
+    src.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (src / name).write_text(text)
+    (src / "cases.inc").write_text(cases(spec))
+    flags = ["-O3", f"-arch={ARCH}", "-std=c++17", "-Xcompiler", "-Wall,-Wextra", "-I", str(src)]
+    sources = [src / n for n in files if n.endswith(".cu")] + [HERE / "driver.cu"]
+    procs, objs = [], []
+    for s in sources:
+        obj = BUILD / (s.stem + ".o")
+        objs.append(obj)
+        procs.append(subprocess.Popen([NVCC, *flags, "-c", str(s), "-o", str(obj)], stderr=subprocess.PIPE, text=True))
+        if len(procs) >= jobs:
+            _wait(procs.pop(0))
+    for p in procs:
+        _wait(p)
+    exe = BUILD / "matmul_test"
+    subprocess.run([NVCC, f"-arch={ARCH}", "-o", str(exe), *map(str, objs)], check=True)
+    return exe
+
+
+def _wait(p):
+    err = p.communicate()[1]
+    if p.returncode or "warning" in err.lower():
+        sys.exit(f"build: {' '.join(p.args)}\n{err}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--no-sanitizer", action="store_true")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    args = ap.parse_args()
+    out = Path(os.environ.get("OUT", BUILD))
+    out.mkdir(parents=True, exist_ok=True)
+    exe = build(args.jobs)
+    if args.build_only:
+        print(f"built {exe}")
+        return 0
+    rc = subprocess.run([str(exe)] + (["--quick"] if args.quick else [])).returncode
+    if not args.no_sanitizer:
+        for tool in ("memcheck", "racecheck"):
+            for name in SANITIZED:
+                r = subprocess.run(
+                    ["compute-sanitizer", f"--tool={tool}", "--error-exitcode=3", str(exe), "--quick", "--only", name],
+                    capture_output=True,
+                    text=True,
+                )
+                (out / f"{tool}-{name}.log").write_text(r.stdout + r.stderr)
+                summary = [ln for ln in (r.stdout + r.stderr).splitlines() if "SUMMARY" in ln or "passed," in ln]
+                print(f"{tool:9s} {name:32s} rc={r.returncode} {' | '.join(summary)}")
+                rc = rc or r.returncode
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
