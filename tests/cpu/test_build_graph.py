@@ -27,6 +27,7 @@ def _gen_edge(fragment: str):
 def test_every_spec_is_built():
     assert sorted(FRAGMENTS) == [
         "bench/spec.ninja",
+        "examples/apsp/spec.ninja",
         "examples/mat2/spec.ninja",
         "examples/minmax/spec.ninja",
         "examples/nccl/spec.ninja",

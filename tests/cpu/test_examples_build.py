@@ -1,4 +1,4 @@
-"""`ninja examples` from the repository root builds the four example programs."""
+"""`ninja examples` from the repository root builds the five example programs."""
 
 import os
 import shutil
@@ -13,6 +13,7 @@ EXECUTABLES = [
     "build/examples/minmax/minmax",
     "build/examples/mat2/mat2",
     "build/examples/nccl/nccl",
+    "build/examples/apsp/apsp",
 ]
 
 

@@ -62,17 +62,27 @@ def test_header_is_c11_too(generated):
     )
 
 
+def _workspace_arity(header) -> dict:
+    """{function: parameters of its _workspace_bytes}: 1 (n), or 3 (rows, cols, batch; m, n, k)."""
+    text = re.sub(r"/\*.*?\*/", "", header.read_text(), flags=re.S)
+    found = re.finditer(r"size_t\s+(\w+)_workspace_bytes\s*\(([^)]*)\)\s*;", text)
+    return {m.group(1): m.group(2).count(",") + 1 for m in found}
+
+
 def _c_user(header, names):
     """A C file: the header twice, and the address of every function taken with its type."""
+    arity = _workspace_arity(header)
     lines = [
         f'#include "{header.name}"',
         f'#include "{header.name}"  /* the guard makes this a no-op */',
         "typedef void (*any_fn)(void);",
         "typedef size_t (*workspace_fn)(size_t);",
+        "typedef size_t (*workspace3_fn)(size_t, size_t, size_t);",
         "",
     ]
     for i, n in enumerate(names):
-        lines.append(f"workspace_fn ws_{i} = {n}_workspace_bytes;")
+        kind = "workspace3_fn" if arity[n] == 3 else "workspace_fn"
+        lines.append(f"{kind} ws_{i} = {n}_workspace_bytes;")
     lines.append("any_fn reduce_fns[] = {")
     lines += [f"    (any_fn){n}," for n in names]
     lines.append("};")
@@ -112,8 +122,10 @@ def test_header_compiles_as_cxx_with_c_linkage(generated, tmp_path):
     # every function called with value-initialized arguments, as many as its declaration has
     text = re.sub(r"/\*.*?\*/", "", header.read_text(), flags=re.S)
     arity = {m.group(1): m.group(2).count(",") + 1 for m in re.finditer(r"cudaError_t\s+(\w+)\s*\(([^)]*)\)\s*;", text)}
+    ws = _workspace_arity(header)
     calls = "\n".join(
-        f"    total += {n}_workspace_bytes(n) + (size_t){n}({', '.join(['{}'] * arity[n])});" for n in names
+        f"    total += {n}_workspace_bytes({', '.join(['n'] * ws[n])}) + (size_t){n}({', '.join(['{}'] * arity[n])});"
+        for n in names
     )
     src.write_text(
         f'#include "{header.name}"\n#include "{header.name}"\n'
