@@ -373,19 +373,32 @@ def _nccl(spec: Spec, inst) -> bool:
     return _nccl_kind(spec, inst) and not _lift_reads_index(inst.op)
 
 
+NCCL_WORK = (
+    Param("void *", "d_work"),
+    Param("size_t", "work_bytes"),
+    Param("ncclComm_t", "comm"),
+    Param("cudaStream_t", "stream"),
+)
+
+
+def _nccl_signature(api: Signature, root: bool = False) -> Signature:
+    """A function across ranks: the instance's parameters, then (`root` and) the workspace, the
+    communicator and the stream in place of its workspace line."""
+    assert api.lines[-1] == WORKSPACE
+    return Signature((*api.lines[:-1], ((Param("int", "root"),) if root else ()) + NCCL_WORK))
+
+
 def _nccl_decls(inst, api_params) -> list:
-    """The header's declarations of an instance's functions across ranks: (comment, lines)."""
-    name, p = inst.public_name, str(api_params)
-    head, tail = p.split("void *d_work")
-    work = "void *d_work, size_t work_bytes, ncclComm_t comm, cudaStream_t stream"
+    """The header's declarations of an instance's functions across ranks."""
+    name = inst.public_name
     sizes = f"size_t {name}_nccl_workspace_bytes(size_t n, int n_ranks);"
     if inst.family == "reduce":
         return [
             sizes,
-            f"cudaError_t {name}_nccl_all({head}{work});",
-            f"cudaError_t {name}_nccl_root({head}int root, {work});",
+            f"cudaError_t {name}_nccl_all({_nccl_signature(api_params)});",
+            f"cudaError_t {name}_nccl_root({_nccl_signature(api_params, root=True)});",
         ]
-    return [sizes, f"cudaError_t {name}_nccl({head}{work});"]
+    return [sizes, f"cudaError_t {name}_nccl({_nccl_signature(api_params)});"]
 
 
 def _summary(inst) -> str:
@@ -440,7 +453,8 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
         if nccl:
             params = ctx["api_params"].params
             names = [p.name for p in params]
-            ctx["nccl_params"] = ", ".join(str(p) for p in params if p.name != "stream")
+            ctx["nccl_api"] = _nccl_signature(ctx["api_params"])
+            ctx["nccl_root_api"] = _nccl_signature(ctx["api_params"], root=True)
             ctx["call_args"] = ", ".join(names)
             ctx["call_args_local"] = ", ".join("local" if n == "work_bytes" else n for n in names)
         files[f"{inst.file_stem}.cu"] = simplify.blank_lines(env.get_template(template).render(**ctx))

@@ -8,17 +8,13 @@ sub-word, byte-unit and naive shapes under compute-sanitizer memcheck and racech
 Logs under $OUT (or build/transpose-test); the last line is `N passed, M failed`.
 """
 
-import argparse
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
-BUILD = ROOT / "build" / "transpose-test"
-NVCC = os.environ.get("NVCC", "nvcc")
-ARCH = os.environ.get("ARCH", "sm_90")
+sys.path.insert(0, str(HERE.parent))
+import family_run  # noqa: E402 - tests/gpu, beside this folder
+
 SANITIZED = (
     "tt_transpose_f32",
     "tt_f32_swizzle",
@@ -29,12 +25,6 @@ SANITIZED = (
     "tt_transpose_widen",
     "tt_transpose_clamp",
 )
-
-try:
-    from assocgen import emit
-    from assocgen.spec import load
-except ImportError as e:
-    sys.exit(f"error: {e}: install the generator first (pip install -e . from the repository root)")
 
 
 def cases(spec) -> str:
@@ -63,64 +53,5 @@ def cases(spec) -> str:
     return "\n".join(lines) + f"\n\nstatic const Instance instances[] = {{\n{table},\n}};\n"
 
 
-def build(jobs: int) -> Path:
-    spec = load(HERE / "spec.toml")
-    files = emit.render(spec, "tt.h")
-    src = BUILD / "src"
-    src.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (src / name).write_text(text)
-    (src / "cases.inc").write_text(cases(spec))
-    flags = ["-O3", f"-arch={ARCH}", "-std=c++17", "-Xcompiler", "-Wall,-Wextra", "-I", str(src)]
-    sources = [src / n for n in files if n.endswith(".cu")] + [HERE / "driver.cu"]
-    procs, objs = [], []
-    for s in sources:
-        obj = BUILD / (s.stem + ".o")
-        objs.append(obj)
-        procs.append(subprocess.Popen([NVCC, *flags, "-c", str(s), "-o", str(obj)], stderr=subprocess.PIPE, text=True))
-        if len(procs) >= jobs:
-            _wait(procs.pop(0))
-    for p in procs:
-        _wait(p)
-    exe = BUILD / "transpose_test"
-    subprocess.run([NVCC, f"-arch={ARCH}", "-o", str(exe), *map(str, objs)], check=True)
-    return exe
-
-
-def _wait(p):
-    err = p.communicate()[1]
-    if p.returncode or "warning" in err.lower():
-        sys.exit(f"build: {' '.join(p.args)}\n{err}")
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--build-only", action="store_true")
-    ap.add_argument("--no-sanitizer", action="store_true")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
-    args = ap.parse_args()
-    out = Path(os.environ.get("OUT", BUILD))
-    out.mkdir(parents=True, exist_ok=True)
-    exe = build(args.jobs)
-    if args.build_only:
-        print(f"built {exe}")
-        return 0
-    rc = subprocess.run([str(exe)] + (["--quick"] if args.quick else [])).returncode
-    if not args.no_sanitizer:
-        for tool in ("memcheck", "racecheck"):
-            for name in SANITIZED:
-                r = subprocess.run(
-                    ["compute-sanitizer", f"--tool={tool}", "--error-exitcode=3", str(exe), "--quick", "--only", name],
-                    capture_output=True,
-                    text=True,
-                )
-                (out / f"{tool}-{name}.log").write_text(r.stdout + r.stderr)
-                summary = [ln for ln in (r.stdout + r.stderr).splitlines() if "SUMMARY" in ln or "passed," in ln]
-                print(f"{tool:9s} {name:22s} rc={r.returncode} {' | '.join(summary)}")
-                rc = rc or r.returncode
-    return rc
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(family_run.main(HERE, "transpose", "tt.h", cases, SANITIZED))

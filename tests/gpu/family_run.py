@@ -1,0 +1,87 @@
+"""The GPU test of one family's spec, shared by tests/gpu/transpose/run.py and
+tests/gpu/matmul/run.py: render the spec beside the driver's table of cases (`cases(spec)`,
+written to cases.inc), build it with driver.cu (a warning fails the build), run it, then run the
+named instances' quick cases under compute-sanitizer memcheck and racecheck.
+
+    main(here, "transpose", "tt.h", cases, sanitized)   # here: the folder of spec.toml, driver.cu
+
+Options: [--quick] [--build-only] [--no-sanitizer] [--jobs N]; logs under $OUT (or
+build/<family>-test); the driver's last line is `N passed, M failed`.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+NVCC = os.environ.get("NVCC", "nvcc")
+ARCH = os.environ.get("ARCH", "sm_90")
+
+try:
+    from assocgen import emit
+    from assocgen.spec import load
+except ImportError as e:
+    sys.exit(f"error: {e}: install the generator first (pip install -e . from the repository root)")
+
+
+def build(here: Path, family: str, header: str, cases, jobs: int) -> Path:
+    spec = load(here / "spec.toml")
+    files = emit.render(spec, header)
+    out = ROOT / "build" / f"{family}-test"
+    src = out / "src"
+    src.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (src / name).write_text(text)
+    (src / "cases.inc").write_text(cases(spec))
+    flags = ["-O3", f"-arch={ARCH}", "-std=c++17", "-Xcompiler", "-Wall,-Wextra", "-I", str(src)]
+    sources = [src / n for n in files if n.endswith(".cu")] + [here / "driver.cu"]
+    procs, objs = [], []
+    for s in sources:
+        obj = out / (s.stem + ".o")
+        objs.append(obj)
+        procs.append(subprocess.Popen([NVCC, *flags, "-c", str(s), "-o", str(obj)], stderr=subprocess.PIPE, text=True))
+        if len(procs) >= jobs:
+            _wait(procs.pop(0))
+    for p in procs:
+        _wait(p)
+    exe = out / f"{family}_test"
+    subprocess.run([NVCC, f"-arch={ARCH}", "-o", str(exe), *map(str, objs)], check=True)
+    return exe
+
+
+def _wait(p):
+    err = p.communicate()[1]
+    if p.returncode or "warning" in err.lower():
+        sys.exit(f"build: {' '.join(p.args)}\n{err}")
+
+
+def main(here: Path, family: str, header: str, cases, sanitized) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--no-sanitizer", action="store_true")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    args = ap.parse_args()
+    out = Path(os.environ.get("OUT", ROOT / "build" / f"{family}-test"))
+    out.mkdir(parents=True, exist_ok=True)
+    exe = build(here, family, header, cases, args.jobs)
+    if args.build_only:
+        print(f"built {exe}")
+        return 0
+    rc = subprocess.run([str(exe)] + (["--quick"] if args.quick else [])).returncode
+    if not args.no_sanitizer:
+        width = max(map(len, sanitized))
+        for tool in ("memcheck", "racecheck"):
+            for name in sanitized:
+                r = subprocess.run(
+                    ["compute-sanitizer", f"--tool={tool}", "--error-exitcode=3", str(exe), "--quick", "--only", name],
+                    capture_output=True,
+                    text=True,
+                )
+                (out / f"{tool}-{name}.log").write_text(r.stdout + r.stderr)
+                summary = [ln for ln in (r.stdout + r.stderr).splitlines() if "SUMMARY" in ln or "passed," in ln]
+                print(f"{tool:9s} {name:{width}s} rc={r.returncode} {' | '.join(summary)}")
+                rc = rc or r.returncode
+    return rc
