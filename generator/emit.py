@@ -331,6 +331,8 @@ def matmul_context(inst) -> dict:
         f"C m x n, row-major with leading dimensions"
         + ("; the winning k of each C element to d_witness" if inst.witness else ""),
         shape=inst.shape,
+        io_a=inst.shape.tile_io("a", inst.layout[0], sr.a_type.size),
+        io_b=inst.shape.tile_io("b", inst.layout[1], sr.b_type.size),
         sr=sr,
         layout=inst.layout,
         witness=inst.witness,

@@ -75,6 +75,7 @@ def _cuda_probe(spec: Spec) -> str:
             "sr_add": f"static __device__ {acc} assocgen_f{n}({acc} x, {acc} y)",
             "sr_mul": f"static __device__ {acc} assocgen_f{n}({a_c} a, {b_c} b)",
             "sr_step": f"static __device__ {acc} assocgen_f{n}({acc} c, {a_c} a, {b_c} b)",
+            "sr_fast": f"static __device__ bool assocgen_f{n}({a_c} v)",
         }.get(code.kind)
         if head is None:
             continue
@@ -86,6 +87,7 @@ def _cuda_probe(spec: Spec) -> str:
             "sr_add": "assocgen_f{n}(r[0], r[1])",
             "sr_mul": "assocgen_f{n}(x[0], y[0])",
             "sr_step": "assocgen_f{n}(r[0], x[0], y[0])",
+            "sr_fast": "assocgen_f{n}(x[0]) ? r[0] : r[1]",
         }[code.kind].format(n=n)
         in_c = a_c or acc
         b_param = f"const {b_c} *y" if b_c else f"const {acc} *y"

@@ -8,6 +8,10 @@ A semiring is data, like an operator (operators.py):
     mul(a, b)      A's element times B's, into C's type
     step(c, a, b)  add(c, mul(a, b)) in one expression (an FMA, a fused add-and-min), optional
     selective      add returns one of its arguments (min, max): a witness can say which k won
+    fast(v)        optional, with fast_step: where every element of a step's tiles of A and B
+    fast_step      satisfies fast, fast_step(c, a, b) gives step's result with fewer instructions
+                   (the integer min-plus: no saturation where no element is the zero, so
+                   Hopper's fused add-and-min, __viaddmin_s32, is exact)
 
 The builtins are the semirings the classic path problems run on: plus-times (the matrix
 product), min-plus (shortest paths), max-plus (longest paths, Viterbi-like recurrences),
@@ -31,6 +35,8 @@ class Semiring:
     step: str  # a C function body of c, a and b
     selective: bool = False
     summary: str = ""
+    fast: str = ""  # a C function body of v (an element of A or of B): fast_step is exact
+    fast_step: str = ""  # a C function body of c, a and b
 
 
 def _ret(expr: str) -> str:
@@ -78,7 +84,10 @@ def _tropical(best: str, t: CType) -> Semiring:
     step = mul.replace("return ", f"const {t.c} s = ") + "\n" + _ret(_best(best, t, "c", "s"))
     what = "shortest paths" if best == "min" else "longest paths"
     name = f"{best}_plus"
-    return Semiring(name, t, t, t, zero, add, mul, step, True, f"({best}, +): {what}")
+    fast = fast_step = ""
+    if t.c == "int32_t":  # no element the zero: a wrapping sum, as the step's, fused with min (max)
+        fast, fast_step = _ret(f"v != {zero}"), _ret(f"__viadd{best}_s32(a, b, c)")
+    return Semiring(name, t, t, t, zero, add, mul, step, True, f"({best}, +): {what}", fast, fast_step)
 
 
 def _bottleneck(outer: str, t: CType) -> Semiring:

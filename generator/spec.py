@@ -50,13 +50,15 @@ key and what is wrong; nothing is written until the whole spec has been checked.
     mul = "a * b"                      # an expression of a (A's) and b (B's), C's type
     step = "fmaxf(c, a * b)"           # optional: add(c, mul(a, b)) fused
     selective = true                   # optional: add returns one of x, y (witnesses allowed)
+    fast = "v >= 0.0f"                 # optional, with fast_step: where every element of a step's
+    fast_step = "fmaxf(c, a * b)"      #   tiles satisfies fast (an expression of v), fast_step is exact
 
     [[matmul]]                         # tiled matrix multiply; semiring and type may be lists
     semiring = ["plus_times", "min_plus"]   # builtins need a type: f32, f64, i32 (or_and: u8, u32)
     type = "f32"
     layout = "nn"                      # optional: "nn", "nt", "tn", "tt" (A, B transposed), or a list
     witness = true                     # optional: min/max semirings, the k that won each C[i][j]
-    block = [128, 128, 8]              # optional: the block's tile of C (m, n) and its k step
+    block = [128, 128, 16]             # optional: the block's tile of C (m, n) and its k step
     thread = [8, 8]                    # optional: the C elements a thread computes (m, n)
     # or op = "<operator>" in place of type: each element mapped through the operator's lift on
     # the way (input type -> its type: a conversion, a conjugate); i is the element's input index
@@ -252,7 +254,8 @@ class UserCode:
     came from, so a compiler's error in it can be reported against that key."""
 
     key: str  # e.g. "operator 'compose': combine"
-    kind: str  # "type", "identity", "combine", "lift", or a semiring's "sr_zero", "sr_add", "sr_mul", "sr_step"
+    # "type", "identity", "combine", "lift", or a semiring's "sr_zero", "sr_add", "sr_mul", "sr_step", "sr_fast"
+    kind: str
     text: str  # the C definition, or the function body as generated
     type: object = None  # CType: the type defined (type), or the accumulator (functions)
     in_type: object = None  # CType: a lift's input (a semiring's mul and step: A's)
@@ -607,7 +610,9 @@ def _read_semirings(source, data, types, code):
     out = {}
     for n, raw in enumerate(data):
         t = _Table(source, f"semiring[{n}]", raw)
-        t.no_other_keys({"name", "type", "a", "b", "c", "zero", "add", "mul", "step", "selective", "summary"})
+        t.no_other_keys(
+            {"name", "type", "a", "b", "c", "zero", "add", "mul", "step", "selective", "summary", "fast", "fast_step"}
+        )
         name = t.ident("name")
         if name in BUILTIN_SEMIRINGS or name in out:
             t.fail("name", f"semiring {name!r} is already defined")
@@ -631,7 +636,12 @@ def _read_semirings(source, data, types, code):
         if re.search(r"/\*|\*/|[\x00-\x1f\x7f]", summary):
             t.fail("summary", f"{summary!r} would not fit in a C comment (no '/*', '*/' or control characters)")
         C = picked["c"]
-        sr = Semiring(name, picked["a"], picked["b"], C, zero, add, mul, step, selective, summary)
+        fast = fast_step = ""
+        if ("fast" in t.data) != ("fast_step" in t.data):
+            t.fail("fast" if "fast" in t.data else "fast_step", "fast and fast_step go together")
+        if "fast" in t.data:
+            fast, fast_step = f"return {_expr(t, 'fast')};", f"return {_expr(t, 'fast_step')};"
+        sr = Semiring(name, picked["a"], picked["b"], C, zero, add, mul, step, selective, summary, fast, fast_step)
         out[name] = sr
         where = f"semiring {name!r}"
         code.append(UserCode(f"{where}: zero", "sr_zero", f"{C.c} r = {zero}; return r;", C))
@@ -639,6 +649,10 @@ def _read_semirings(source, data, types, code):
         code.append(UserCode(f"{where}: mul", "sr_mul", mul, C, picked["a"], picked["b"]))
         if "step" in t.data:
             code.append(UserCode(f"{where}: step", "sr_step", step, C, picked["a"], picked["b"]))
+        if fast:
+            for k in ("a", "b") if picked["a"] != picked["b"] else ("a",):
+                code.append(UserCode(f"{where}: fast", "sr_fast", fast, C, picked[k]))
+            code.append(UserCode(f"{where}: fast_step", "sr_step", fast_step, C, picked["a"], picked["b"]))
     return out
 
 

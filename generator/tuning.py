@@ -479,10 +479,46 @@ class MatmulShape:
     def smem_bytes(self, a_size: int, b_size: int) -> int:
         return 2 * self.bk * ((self.bm + self.a_pad) * a_size + self.bn * b_size)
 
+    def tile_io(self, operand: str, layout: str, size: int) -> "MatmulTileIO":
+        """How the threads bring a step's tile of A or B in: as stored, A m x k (layout n) or k x m
+        (t), B k x n (n) or n x k (t); shared memory holds A k-major and B k x n"""
+        k_along = (operand == "a") == (layout == "n")  # the stored rows run along k
+        fixed = self.bm if operand == "a" else self.bn
+        rows, rowlen = (fixed, self.bk) if k_along else (self.bk, fixed)
+        each = rows * rowlen // self.threads
+        vec = 1
+        while vec * 2 * size <= 16 and each % (vec * 2) == 0 and rowlen % (vec * 2) == 0:
+            vec *= 2
+        if vec * size not in (4, 8, 16):
+            vec = 1  # no word that size: element by element
+        return MatmulTileIO(rows, rowlen, vec, each // vec, k_along, transposed=k_along)
+
+
+@dataclass(frozen=True)
+class MatmulTileIO:
+    """A step's tile of one operand as stored (`rows` x `rowlen` elements, rows along the stored
+    matrix's rows): each thread loads `chunks` runs of `vec` consecutive elements, as one word of
+    vec x size bytes where the matrix's pointer and leading dimension allow (and the tile is
+    whole), else element by element; `k_along` says the stored rows run along k (a step moves
+    along a row, else down rows); `transposed`, that shared memory holds the tile [col][row]."""
+
+    rows: int
+    rowlen: int
+    vec: int
+    chunks: int
+    k_along: bool
+    transposed: bool
+
+    def chunk(self, s: int, threads: int) -> tuple:
+        """(rows, cols) that chunk s is offset from chunk 0 by, when threads x vec is a multiple of
+        a row or divides one (the shapes allowed make it so)"""
+        e = s * threads * self.vec
+        return (e // self.rowlen, e % self.rowlen)
+
 
 MATMUL_DEFAULTS = {
     # (C's element size, witness): (bm, bn, bk, tm, tn)
-    (4, False): (128, 128, 8, 8, 8),
+    (4, False): (128, 128, 16, 8, 8),
     (8, False): (64, 64, 8, 4, 4),
 }
 MATMUL_SMALL = (64, 64, 8, 4, 4)  # with a witness (twice the registers a C element) or wider types

@@ -1,5 +1,5 @@
 // Matrix multiply over semirings, side by side in one run: each builtin semiring of
-// bench/matmul/spec.toml at 1024^3, 4096^3, 8192^3 (plus-times and min-plus on floats) and a tall
+// bench/matmul/spec.toml at 1024^3, 4096^3, 8192^3 and a tall
 // skinny 64 x 4096 x 4096, as steps a second (one step: add(c, mul(a, b))) and as a fraction of
 // the step's own instruction ceiling (ceiling.cu, written by ceiling.py); plus-times also against
 // cuBLAS SGEMM / DGEMM (fp32 / fp64, no tensor cores), checked against it at 1024^3.
@@ -70,6 +70,9 @@ WRAP(bm_matmul_min_max_i32, int32_t)
 WRAP(bm_matmul_plus_times_f64, double)
 WRAP(bm_matmul_min_plus_f64, double)
 WRAP(bm_matmul_or_and_u32, uint32_t)
+WRAP(bm_pt_f32_k8, float)
+WRAP(bm_mp_f32_k8, float)
+WRAP(bm_mp_i32_k8, int32_t)
 static cudaError_t witness_w(const void *a, size_t lda, const void *b, size_t ldb, size_t m, size_t n, size_t k,
                              int acc, void *c, size_t ldc, cudaStream_t s)
 {
@@ -112,39 +115,61 @@ int main()
     cublasHandle_t h;
     cublasCreate(&h);
     const size_t MAX = (size_t)8192 * 8192;
-    void *a, *b, *c, *ref;
-    CHECK(cudaMalloc(&a, MAX * 8));
-    CHECK(cudaMalloc(&b, MAX * 8));
+    // the inputs by kind (each an A and a B): quarters in [-4, 4) as floats and as doubles (exact in
+    // every type, so that the check against cuBLAS is exact), integer weights in [0, 1024), random
+    // bit words, weights with one in 16 absent (INT32_MAX: min-plus's zero)
+    enum { FLOATS, DOUBLES, INTS, BITS, ABSENT, KINDS };
+    void *in[KINDS][2], *c, *ref;
     CHECK(cudaMalloc(&c, MAX * 8));
     CHECK(cudaMalloc(&ref, MAX * 8));
     {
-        // quarters in [-4, 4): exact in every type, so that the check against cuBLAS is exact
+        std::vector<double> h(MAX);
         std::vector<float> hf(MAX);
+        std::vector<uint32_t> hu(MAX);
         uint32_t x = 12345;
-        for (auto &v : hf)
-            v = (float)((int)((x = x * 1664525u + 1013904223u) >> 27) - 16) / 4.0f;
-        CHECK(cudaMemcpy(a, hf.data(), MAX * 4, cudaMemcpyHostToDevice));
-        CHECK(cudaMemcpy(b, hf.data(), MAX * 4, cudaMemcpyHostToDevice));
+        for (int kind = 0; kind < KINDS; ++kind)
+            for (int which = 0; which < 2; ++which) {
+                for (size_t i = 0; i < MAX; ++i) {
+                    x = x * 1664525u + 1013904223u;
+                    hf[i] = (float)((int)(x >> 27) - 16) / 4.0f;
+                    h[i] = hf[i];
+                    hu[i] = kind == INTS     ? x >> 22
+                            : kind == BITS   ? x ^ (x << 7)
+                            : (x >> 28) == 0 ? 0x7fffffffu
+                                             : x >> 22;
+                }
+                const size_t size = kind == DOUBLES ? 8 : 4;
+                CHECK(cudaMalloc(&in[kind][which], MAX * size));
+                const void *src = kind == FLOATS    ? (const void *)hf.data()
+                                  : kind == DOUBLES ? (const void *)h.data()
+                                                    : (const void *)hu.data();
+                CHECK(cudaMemcpy(in[kind][which], src, MAX * size, cudaMemcpyHostToDevice));
+            }
     }
     struct Row {
         const char *name, *ceiling;
         MmFn fn;
-        int ref; // 1 SGEMM, 2 DGEMM
+        int ref;  // 1 SGEMM, 2 DGEMM
+        int kind; // the inputs
     } rows[] = {
-        { "plus_times f32", "plus_times f32", bm_matmul_plus_times_f32_w, 1 },
-        { "min_plus f32", "min_plus f32", bm_matmul_min_plus_f32_w, 0 },
-        { "min_plus f32 witness", "min_plus f32", witness_w, 0 },
-        { "max_plus f32", "max_plus f32", bm_matmul_max_plus_f32_w, 0 },
-        { "max_min f32", "max_min f32", bm_matmul_max_min_f32_w, 0 },
-        { "min_max f32", "min_max f32", bm_matmul_min_max_f32_w, 0 },
-        { "plus_times i32", "plus_times i32", bm_matmul_plus_times_i32_w, 0 },
-        { "min_plus i32", "min_plus i32", bm_matmul_min_plus_i32_w, 0 },
-        { "max_plus i32", "max_plus i32", bm_matmul_max_plus_i32_w, 0 },
-        { "max_min i32", "max_min i32", bm_matmul_max_min_i32_w, 0 },
-        { "min_max i32", "min_max i32", bm_matmul_min_max_i32_w, 0 },
-        { "plus_times f64", "plus_times f64", bm_matmul_plus_times_f64_w, 2 },
-        { "min_plus f64", "min_plus f64", bm_matmul_min_plus_f64_w, 0 },
-        { "or_and u32", "or_and u32", bm_matmul_or_and_u32_w, 0 },
+        { "plus_times f32", "plus_times f32", bm_matmul_plus_times_f32_w, 1, FLOATS },
+        { "plus_times f32 k8", "plus_times f32", bm_pt_f32_k8_w, 1, FLOATS },
+        { "min_plus f32", "min_plus f32", bm_matmul_min_plus_f32_w, 0, FLOATS },
+        { "min_plus f32 k8", "min_plus f32", bm_mp_f32_k8_w, 0, FLOATS },
+        { "min_plus f32 witness", "min_plus f32", witness_w, 0, FLOATS },
+        { "max_plus f32", "max_plus f32", bm_matmul_max_plus_f32_w, 0, FLOATS },
+        { "max_min f32", "max_min f32", bm_matmul_max_min_f32_w, 0, FLOATS },
+        { "min_max f32", "min_max f32", bm_matmul_min_max_f32_w, 0, FLOATS },
+        { "plus_times i32", "plus_times i32", bm_matmul_plus_times_i32_w, 0, INTS },
+        { "min_plus i32", "min_plus i32 fast", bm_matmul_min_plus_i32_w, 0, INTS },
+        { "min_plus i32 k8", "min_plus i32 fast", bm_mp_i32_k8_w, 0, INTS },
+        { "min_plus i32 1/16 absent", "min_plus i32 fast", bm_matmul_min_plus_i32_w, 0, ABSENT },
+        { "max_plus i32", "max_plus i32 fast", bm_matmul_max_plus_i32_w, 0, INTS },
+        { "max_min i32", "max_min i32", bm_matmul_max_min_i32_w, 0, INTS },
+        { "min_max i32", "min_max i32", bm_matmul_min_max_i32_w, 0, INTS },
+        { "plus_times f64", "plus_times f64", bm_matmul_plus_times_f64_w, 2, DOUBLES },
+        { "min_plus f64", "min_plus f64", bm_matmul_min_plus_f64_w, 0, DOUBLES },
+        { "or_and u32", "or_and u32", bm_matmul_or_and_u32_w, 0, BITS },
     };
     struct Shape {
         size_t m, n, k;
@@ -153,10 +178,9 @@ int main()
            "reference");
     for (const Row &r : rows) {
         const double ceil = ceiling_rate(r.ceiling);
+        const void *a = in[r.kind][0], *b = in[r.kind][1];
         for (const Shape &s : shapes) {
             const bool big = s.m == 8192;
-            if (big && strcmp(r.name, "plus_times f32") && strcmp(r.name, "min_plus f32"))
-                continue;
             const double steps = (double)s.m * s.n * s.k;
             const double us = time_us([&] { CHECK(r.fn(a, s.k, b, s.n, s.m, s.n, s.k, 0, c, s.n, 0)); }, big ? 1 : 3);
             char ref_text[96] = "";

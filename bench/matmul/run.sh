@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The matrix multiply benchmark on the GPU machine: generate bench/matmul/spec.toml and the step
-# ceilings (ceiling.py), build them with bench.cu (cuBLAS beside it), run it.  Logs under $OUT.
+# ceilings (ceiling.py), build them with bench.cu (cuBLAS beside it) and seed002.cu (seed 002's
+# kernels), run both, and profile seed002's launches with Nsight Compute.  Logs under $OUT.
 #   bash bench/matmul/run.sh
 set -u
 cd "$(dirname "$0")/../.."
@@ -12,8 +13,23 @@ mkdir -p $B
 python3 -m assocgen bench/matmul/spec.toml -o $B/src --no-compile-check > /dev/null || exit 1
 python3 bench/matmul/ceiling.py $B/src/ceiling.cu || exit 1
 flags="-O3 -arch=sm_90 -std=c++17"
-ls $B/src/bm_*.cu bench/matmul/bench.cu | xargs -P 16 -I{} sh -c 'nvcc '"$flags"' -I'"$B"'/src -c {} -o '"$B"'/$(basename {} .cu).o' \
-    > "$OUT/build.log" 2>&1 && nvcc -arch=sm_90 -o $B/matmul_bench $B/*.o -lcublas >> "$OUT/build.log" 2>&1 ||
+rm -f $B/*.o
+ls $B/src/bm_*.cu bench/matmul/bench.cu bench/matmul/seed002.cu | xargs -P 16 -I{} sh -c 'nvcc '"$flags"' -I'"$B"'/src -c {} -o '"$B"'/$(basename {} .cu).o' \
+    > "$OUT/build.log" 2>&1 &&
+    nvcc -arch=sm_90 -o $B/matmul_bench $(ls $B/*.o | grep -v seed002) -lcublas >> "$OUT/build.log" 2>&1 &&
+    nvcc -arch=sm_90 -o $B/seed002 $(ls $B/*.o | grep -v bench.o) -lcublas >> "$OUT/build.log" 2>&1 ||
     { tail -20 "$OUT/build.log"; exit 1; }
-nvcc -arch=sm_90 -Xptxas -v -c $B/src/bm_matmul_plus_times_f32.cu -I$B/src -o /dev/null 2>&1 | grep -E "registers" > "$OUT/registers.txt"
+for f in $B/src/bm_*.cu; do
+    printf '%-36s ' "$(basename $f .cu)"
+    nvcc $flags -Xptxas -v -I$B/src -cubin -o /dev/null $f 2>&1 | grep -E "registers" | sed 's/ptxas info *: //'
+done > "$OUT/registers.txt"
+$B/seed002 3072 | tee "$OUT/seed002.txt"
+if command -v ncu > /dev/null; then
+    m=gpu__time_duration.sum,launch__registers_per_thread,launch__shared_mem_per_block_static
+    m=$m,sm__maximum_warps_per_active_cycle_pct,sm__warps_active.avg.pct_of_peak_sustained_active
+    m=$m,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+    m=$m,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum
+    ncu --csv --metrics "$m" -k regex:'seed_|bm_k_' $B/seed002 3072 --once > "$OUT/seed002-ncu.csv" 2> "$OUT/ncu.log"
+    python3 bench/matmul/ncu_table.py "$OUT/seed002-ncu.csv" | tee "$OUT/seed002-ncu.txt"
+fi
 $B/matmul_bench | tee "$OUT/matmul-bench.txt"

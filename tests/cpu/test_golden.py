@@ -1,7 +1,7 @@
 """A golden hash of what the generator writes for the GPU test runner's instance matrix (every
 builtin pair, the user operators, block and tile sweeps of every primitive), in both forms: the
-separate sources and the single header; and for the GPU transpose test's spec (every unit path
-and bank remedy).  A change to generated code is always deliberate: the
+separate sources and the single header; for the GPU transpose test's spec (every unit path
+and bank remedy); and for the GPU matrix multiply test's (every semiring, layout and shape).  A change to generated code is always deliberate: the
 commit that makes it updates GOLDEN and says why; a refactoring keeps it."""
 
 import hashlib
@@ -13,11 +13,13 @@ from assocgen.spec import load, parse
 from .util import gpu_runner
 
 TRANSPOSE_SPEC = Path(__file__).resolve().parents[1] / "gpu" / "transpose" / "spec.toml"
+MATMUL_SPEC = TRANSPOSE_SPEC.parents[1] / "matmul" / "spec.toml"
 
 GOLDEN = {
     "sources": "86c0653010aa845ca51da5280a4023bb42319bf6e841d621a6ab71013d87b4b8",
     "single_header": "f8112427893de1a806ce7491b06cf9e39c8ce285a01f37fa7b047cb671208c59",
     "transposes": "bb9d3fcf36976db63fd97ce39388af2c953e9ce9644af498cb2acd2f3054ca3b",
+    "matmuls": "7542e3220dad9c33c83602f3edb1348aae1cf8e18a048e8ebbfd81b988fc7105",
 }
 
 
@@ -36,6 +38,7 @@ def test_rendering_of_the_gpu_matrix_is_golden():
         "sources": _digest(emit.render(spec, f"{run.PREFIX}.h")),
         "single_header": _digest(emit.render(spec, f"{run.PREFIX}.h", single_header=True)),
         "transposes": _digest(emit.render(load(TRANSPOSE_SPEC), "tt.h")),
+        "matmuls": _digest(emit.render(load(MATMUL_SPEC), "mt.h")),
     }
     assert got == GOLDEN, (
         "generated code changed: if on purpose, set GOLDEN in tests/cpu/test_golden.py to\n"

@@ -42,9 +42,51 @@ def test_spec_errors_name_the_key(table, key, words):
     assert f"matmul[0].{key}" in str(e.value) and words in str(e.value), str(e.value)
 
 
+def test_a_fast_step_goes_with_its_domain():
+    with pytest.raises(SpecError) as e:
+        parse(_spec({"semiring": "maxtimes"}, semirings=[{**MAXTIMES, "fast": "v >= 0.0f"}]), "s.toml")
+    assert "semiring[0].fast" in str(e.value) and "go together" in str(e.value), str(e.value)
+
+
+def test_the_integer_min_plus_takes_its_fast_step_on_tiles_without_the_zero():
+    _, src, _ = _render({"semiring": "min_plus", "type": "i32"})
+    assert "return v != INT32_MAX;" in src and "return __viaddmin_s32(a, b, c);" in src
+    assert "int fast = __syncthreads_and(ag_fast_loads(ra, rb));" in src
+    assert "acc[i][j] = ag_sr_fast_step(acc[i][j], x[i], y[j]);" in src
+    assert "acc[i][j] = ag_sr_step(acc[i][j], x[i], y[j]);" in src  # tiles holding the zero
+    _, src, _ = _render({"semiring": "min_plus", "type": "i32", "witness": True})
+    assert "fast" not in src  # a witness compares every product
+    _, src, _ = _render({"semiring": "min_plus", "type": "f32"})
+    assert "fast" not in src and "__syncthreads_and" not in src
+
+
+def test_a_user_fast_step(tmp_path, nvcc):  # noqa: ARG001 - nvcc: present
+    fast = {**MAXTIMES, "fast": "v >= 0.0f", "fast_step": "fmaxf(c, a * b)"}
+    _, src, _ = _render({"semiring": "maxtimes"}, semirings=[fast])
+    assert "return v >= 0.0f;" in src and "return fmaxf(c, a * b);" in src
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        'prefix = "t"\n[[semiring]]\nname = "bad"\ntype = "f32"\nzero = "0.0f"\nadd = "x + y"\nmul = "a * b"\n'
+        'fast = "v >>> 0"\nfast_step = "c + a * b"\n[[matmul]]\nsemiring = "bad"\n'
+    )
+    r = run_gen(spec, "-o", tmp_path / "out")
+    assert_one_error_line(r)
+    assert "semiring 'bad': fast" in r.stderr
+
+
+def test_tiles_load_in_words_where_the_element_allows():
+    _, src, _ = _render({"semiring": "plus_times", "type": "f32"})
+    assert (
+        "const uint4 w = *(const uint4 *)pa[s];" in src
+        and "words_a = ((uintptr_t)a | lda * sizeof(float)) % 16 == 0" in src
+    )
+    _, src, _ = _render({"semiring": "or_and", "type": "u8"})  # two bytes a thread a step: element by element
+    assert "words_a" not in src and "ra[s] = *pa[s];" in src
+
+
 def test_default_shapes():
     sh = tuning.matmul_shape(4)
-    assert (sh.bm, sh.bn, sh.bk, sh.tm, sh.tn, sh.threads, sh.min_blocks) == (128, 128, 8, 8, 8, 256, 2)
+    assert (sh.bm, sh.bn, sh.bk, sh.tm, sh.tn, sh.threads, sh.min_blocks) == (128, 128, 16, 8, 8, 256, 2)
     assert (tuning.matmul_shape(4, witness=True).tm, tuning.matmul_shape(8).bm) == (4, 64)
 
 

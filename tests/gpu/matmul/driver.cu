@@ -46,11 +46,13 @@ template <> uint32_t random_value<uint32_t>()
     return next_u32();
 }
 
-// random elements, 5% of them `zero` (the semiring's: an unreachable edge for the path semirings)
+// random elements, one in `zero_every` of them `zero` (the semiring's: an unreachable edge for the
+// path semirings), none where it is 0 (a step's tiles all in a fast step's domain)
+static unsigned zero_every = 20;
 template <class T> static void fill(T *p, size_t count, T zero)
 {
     for (size_t i = 0; i < count; ++i)
-        p[i] = next_u32() % 20 == 0 ? zero : random_value<T>();
+        p[i] = zero_every && next_u32() % zero_every == 0 ? zero : random_value<T>();
 }
 
 // C = zero (+) A[i][0] (x) B[0][j] (+) ..., in k order; the witness: the first k whose product
@@ -88,7 +90,7 @@ typedef cudaError_t (*CallFn)(const void *, size_t, const void *, size_t, size_t
                               int32_t *, size_t, cudaStream_t);
 typedef void (*RefFn)(const void *, size_t, const void *, size_t, size_t, size_t, size_t, int, void *, size_t,
                       int32_t *, size_t);
-typedef void (*GenFn)(void *, size_t, int);  // 0: A's elements, 1: B's, 2: C's
+typedef void (*GenFn)(void *, size_t, int); // 0: A's elements, 1: B's, 2: C's
 
 struct Instance {
     const char *name;
@@ -106,6 +108,8 @@ static int passed = 0, failed = 0;
 struct Case {
     size_t m, n, k, pad_a, pad_b, pad_c;
     int acc;
+    size_t shift;        // A, B and C this many elements past an allocation's start (off 16-byte words)
+    unsigned zero_every; // the inputs' zeros: one in this many (0: none)
 };
 
 static void run_case(const Instance &in, const Case &c)
@@ -116,18 +120,20 @@ static void run_case(const Instance &in, const Case &c)
     const size_t nb = rows_b ? (rows_b - 1) * ldb + (in.tb ? c.k : c.n) : 0;
     const size_t nc = c.m ? (c.m - 1) * ldc + c.n : 0;
     char what[160];
-    snprintf(what, sizeof what, "%zux%zux%zu pads %zu/%zu/%zu%s", c.m, c.n, c.k, c.pad_a, c.pad_b, c.pad_c,
-             c.acc ? " accumulate" : "");
+    snprintf(what, sizeof what, "%zux%zux%zu pads %zu/%zu/%zu shift %zu zeros 1/%u%s", c.m, c.n, c.k, c.pad_a, c.pad_b,
+             c.pad_c, c.shift, c.zero_every, c.acc ? " accumulate" : "");
+    zero_every = c.zero_every;
     std::vector<unsigned char> ha(na * in.a_size + 1), hb(nb * in.b_size + 1), hc(nc * in.c_size + 1), got(hc.size());
     std::vector<int32_t> hw(in.witness ? nc + 1 : 1, 0x5a5a5a5a), gw(hw.size());
     in.gen(ha.data(), na, 0);
     in.gen(hb.data(), nb, 1);
     in.gen(hc.data(), nc, 2); // C's elements (and the padding between its rows) start as values: accumulate
-    void *da = nullptr, *db = nullptr, *dc = nullptr;
+    char *base_a = nullptr, *base_b = nullptr, *base_c = nullptr;
     int32_t *dw = nullptr;
-    cudaMalloc(&da, na * in.a_size + 1);
-    cudaMalloc(&db, nb * in.b_size + 1);
-    cudaMalloc(&dc, nc * in.c_size + 1);
+    cudaMalloc(&base_a, (na + c.shift) * in.a_size + 1);
+    cudaMalloc(&base_b, (nb + c.shift) * in.b_size + 1);
+    cudaMalloc(&base_c, (nc + c.shift) * in.c_size + 1);
+    char *da = base_a + c.shift * in.a_size, *db = base_b + c.shift * in.b_size, *dc = base_c + c.shift * in.c_size;
     if (in.witness)
         cudaMalloc(&dw, (nc + 1) * sizeof(int32_t));
     cudaMemcpy(da, ha.data(), ha.size(), cudaMemcpyHostToDevice);
@@ -162,9 +168,9 @@ static void run_case(const Instance &in, const Case &c)
             ++passed;
         }
     }
-    cudaFree(da);
-    cudaFree(db);
-    cudaFree(dc);
+    cudaFree(base_a);
+    cudaFree(base_b);
+    cudaFree(base_c);
     cudaFree(dw);
 }
 
@@ -182,15 +188,31 @@ int main(int argc, char **argv)
         if (only && strcmp(only, in.name))
             continue;
         std::vector<Case> cases = {
-            { 0, 5, 3, 0, 0, 0, 0 },     { 5, 0, 3, 0, 0, 0, 0 },     { 3, 5, 0, 0, 0, 0, 0 },
-            { 3, 5, 0, 1, 2, 3, 1 },     { 1, 1, 1, 0, 0, 0, 0 },     { 7, 13, 5, 0, 0, 0, 1 },
-            { 128, 128, 8, 0, 0, 0, 0 }, { 129, 127, 9, 3, 5, 7, 0 }, { 257, 1, 300, 0, 1, 0, 1 },
-            { 1, 257, 300, 2, 0, 1, 0 }, { 64, 600, 33, 1, 1, 1, 1 },
+            { 0, 5, 3, 0, 0, 0, 0, 0, 20 },
+            { 5, 0, 3, 0, 0, 0, 0, 0, 20 },
+            { 3, 5, 0, 0, 0, 0, 0, 0, 20 },
+            { 3, 5, 0, 1, 2, 3, 1, 0, 20 },
+            { 1, 1, 1, 0, 0, 0, 0, 0, 20 },
+            { 7, 13, 5, 0, 0, 0, 1, 0, 20 },
+            { 128, 128, 8, 0, 0, 0, 0, 0, 20 },
+            { 129, 127, 9, 3, 5, 7, 0, 0, 20 },
+            { 257, 1, 300, 0, 1, 0, 1, 0, 20 },
+            { 1, 257, 300, 2, 0, 1, 0, 0, 20 },
+            { 64, 600, 33, 1, 1, 1, 1, 0, 20 },
+            // whole tiles in words; off words by the pointer or by the leading dimension; words with edges
+            { 256, 256, 64, 0, 0, 0, 1, 0, 20 },
+            { 256, 256, 64, 0, 0, 0, 0, 1, 20 },
+            { 256, 256, 64, 1, 2, 0, 0, 0, 20 },
+            { 260, 132, 72, 4, 4, 0, 1, 0, 20 },
+            // no zeros (fast steps, where a semiring has one), but at the edges; a rare zero (some steps fast)
+            { 256, 256, 64, 0, 0, 0, 1, 0, 0 },
+            { 129, 127, 40, 3, 5, 7, 0, 0, 0 },
+            { 256, 256, 160, 0, 0, 0, 0, 0, 5000 },
         };
         if (!quick) {
-            cases.push_back({ 300, 200, 100, 3, 3, 3, 0 });
-            cases.push_back({ 521, 263, 517, 0, 0, 0, 1 });
-            cases.push_back({ 1000, 1000, 1000, 0, 0, 0, 0 });
+            cases.push_back({ 300, 200, 100, 3, 3, 3, 0, 0, 20 });
+            cases.push_back({ 521, 263, 517, 0, 0, 0, 1, 0, 20 });
+            cases.push_back({ 1000, 1000, 1000, 0, 0, 0, 0, 0, 20 });
         }
         for (const Case &c : cases)
             run_case(in, c);
