@@ -13,41 +13,9 @@
 #include <cstring>
 #include <vector>
 
+#include "../common.cuh"
 #include "bm.h"
 #include "ceiling.cu"
-
-#define CHECK(x)                                                                                                       \
-    do {                                                                                                               \
-        cudaError_t e_ = (x);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                                \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-
-template <class F> static double time_us(F f, int calls)
-{
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    f();
-    CHECK(cudaDeviceSynchronize());
-    std::vector<float> t;
-    for (int rep = 0; rep < 5; ++rep) {
-        cudaEventRecord(a);
-        for (int k = 0; k < calls; ++k)
-            f();
-        cudaEventRecord(b);
-        CHECK(cudaEventSynchronize(b));
-        float ms = 0;
-        cudaEventElapsedTime(&ms, a, b);
-        t.push_back(ms * 1000.0f / calls);
-    }
-    std::sort(t.begin(), t.end());
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return t[2];
-}
 
 typedef cudaError_t (*MmFn)(const void *, size_t, const void *, size_t, size_t, size_t, size_t, int, void *, size_t,
                             cudaStream_t);

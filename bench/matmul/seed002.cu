@@ -16,16 +16,8 @@
 #include <cstring>
 #include <vector>
 
+#include "../common.cuh"
 #include "bm.h"
-
-#define CHECK(x)                                                                                                       \
-    do {                                                                                                               \
-        cudaError_t e_ = (x);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                                \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
 
 // C = A B, n x n row-major, n a multiple of BLOCK_SIZE (the seed's assumption)
 template <int BLOCK_SIZE> __global__ void seed_tiled(const float *a, const float *b, float *c, int n)
@@ -75,27 +67,6 @@ template <int BLOCK_SIZE> __global__ void seed_eight(const float *a, const float
 #pragma unroll
     for (int i = 0; i < 8; ++i)
         c[(row + i * R) * n + col] = sum[i];
-}
-
-template <class F> static double time_us(F f)
-{
-    cudaEvent_t x, y;
-    cudaEventCreate(&x);
-    cudaEventCreate(&y);
-    f();
-    CHECK(cudaDeviceSynchronize());
-    std::vector<float> t;
-    for (int rep = 0; rep < 5; ++rep) {
-        cudaEventRecord(x);
-        f();
-        cudaEventRecord(y);
-        CHECK(cudaEventSynchronize(y));
-        float ms = 0;
-        cudaEventElapsedTime(&ms, x, y);
-        t.push_back(ms * 1000);
-    }
-    std::sort(t.begin(), t.end());
-    return t[2];
 }
 
 int main(int argc, char **argv)

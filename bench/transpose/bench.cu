@@ -11,40 +11,8 @@
 #include <cstring>
 #include <vector>
 
+#include "../common.cuh"
 #include "tb.h"
-
-#define CHECK(x)                                                                                                       \
-    do {                                                                                                               \
-        cudaError_t e_ = (x);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                                \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-
-template <class F> static double time_us(F f)
-{
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    f();
-    CHECK(cudaDeviceSynchronize());
-    std::vector<float> t;
-    for (int rep = 0; rep < 7; ++rep) {
-        cudaEventRecord(a);
-        for (int k = 0; k < 10; ++k)
-            f();
-        cudaEventRecord(b);
-        CHECK(cudaEventSynchronize(b));
-        float ms = 0;
-        cudaEventElapsedTime(&ms, a, b);
-        t.push_back(ms * 100.0f); // us a call
-    }
-    std::sort(t.begin(), t.end());
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return t[3];
-}
 
 static void row(const char *name, size_t rows, size_t cols, size_t batch, size_t E, double us, double copy_us,
                 double ref_us, const char *ref, bool same)
@@ -161,8 +129,9 @@ int main()
         auto ours = [&] {
             CHECK(c.fn(in, c.cols, c.rows * c.cols, c.rows, c.cols, c.batch, out, c.rows, c.rows * c.cols, 0));
         };
-        const double us = time_us(ours);
-        const double copy_us = time_us([&] { CHECK(cudaMemcpyAsync(ref, in, bytes, cudaMemcpyDeviceToDevice, 0)); });
+        const double us = time_us(ours, 10, 7);
+        const double copy_us =
+            time_us([&] { CHECK(cudaMemcpyAsync(ref, in, bytes, cudaMemcpyDeviceToDevice, 0)); }, 10, 7);
         double ref_us = 0;
         const char *ref_name = "-";
         bool same = true;
@@ -170,37 +139,47 @@ int main()
         if (c.ref == 1) {
             const float one = 1, zero = 0;
             ref_name = "Sgeam";
-            ref_us = time_us([&] {
-                cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, &one, (const float *)in, m, &zero, (const float *)ref, n,
-                            (float *)ref, n);
-            });
+            ref_us = time_us(
+                [&] {
+                    cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, &one, (const float *)in, m, &zero,
+                                (const float *)ref, n, (float *)ref, n);
+                },
+                10, 7);
         } else if (c.ref == 2) {
             const double one = 1, zero = 0;
             ref_name = "Dgeam";
-            ref_us = time_us([&] {
-                cublasDgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, &one, (const double *)in, m, &zero, (const double *)ref,
-                            n, (double *)ref, n);
-            });
+            ref_us = time_us(
+                [&] {
+                    cublasDgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, &one, (const double *)in, m, &zero,
+                                (const double *)ref, n, (double *)ref, n);
+                },
+                10, 7);
         } else if (c.ref == 3) {
             const cuDoubleComplex one = { 1, 0 }, zero = { 0, 0 };
             ref_name = "Zgeam";
-            ref_us = time_us([&] {
-                cublasZgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, &one, (const cuDoubleComplex *)in, m, &zero,
-                            (const cuDoubleComplex *)ref, n, (cuDoubleComplex *)ref, n);
-            });
+            ref_us = time_us(
+                [&] {
+                    cublasZgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, &one, (const cuDoubleComplex *)in, m, &zero,
+                                (const cuDoubleComplex *)ref, n, (cuDoubleComplex *)ref, n);
+                },
+                10, 7);
         } else if (c.ref == 5) {
             const cuComplex one = { 1, 0 }, zero = { 0, 0 };
             ref_name = "Cgeam^H";
-            ref_us = time_us([&] {
-                cublasCgeam(h, CUBLAS_OP_C, CUBLAS_OP_N, n, m, &one, (const cuComplex *)in, m, &zero,
-                            (const cuComplex *)ref, n, (cuComplex *)ref, n);
-            });
+            ref_us = time_us(
+                [&] {
+                    cublasCgeam(h, CUBLAS_OP_C, CUBLAS_OP_N, n, m, &one, (const cuComplex *)in, m, &zero,
+                                (const cuComplex *)ref, n, (cuComplex *)ref, n);
+                },
+                10, 7);
         } else if (c.ref == 4) {
             ref_name = "naive";
-            ref_us = time_us([&] {
-                CHECK(
-                    tb_f32_naive((const float *)in, c.cols, 0, c.rows, c.cols, 1, (float *)ref, c.rows, 0, NULL, 0, 0));
-            });
+            ref_us = time_us(
+                [&] {
+                    CHECK(tb_f32_naive((const float *)in, c.cols, 0, c.rows, c.cols, 1, (float *)ref, c.rows, 0, NULL,
+                                       0, 0));
+                },
+                10, 7);
         }
         if (c.ref) {
             // geam computes 1 * x + 0 * x: NaN payloads and -0 may differ from a move, so compare

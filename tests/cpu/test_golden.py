@@ -1,8 +1,9 @@
 """A golden hash of what the generator writes for the GPU test runner's instance matrix (every
 builtin pair, the user operators, block and tile sweeps of every primitive), in both forms: the
-separate sources and the single header; for the GPU transpose test's spec (every unit path
-and bank remedy); and for the GPU matrix multiply test's (every semiring, layout and shape).  A change to generated code is always deliberate: the
-commit that makes it updates GOLDEN and says why; a refactoring keeps it."""
+separate sources and the single header; for the GPU transpose test's spec (every unit path and
+bank remedy); and for the GPU matrix multiply test's (every semiring, layout and shape).  A change
+to generated code is always deliberate: the commit that makes it updates GOLDEN and says why; a
+refactoring keeps it."""
 
 import hashlib
 from pathlib import Path
