@@ -15,9 +15,11 @@ sys.path.insert(0, str(HERE.parent))
 import family_run  # noqa: E402 - tests/gpu, beside this folder
 
 SANITIZED = (
-    "mt_matmul_plus_times_f32",
+    "mt_matmul_plus_times_f32",  # tiles in 16-byte words
+    "mt_matmul_min_plus_i32",  # the fast step where the block agrees (__syncthreads_and)
     "mt_matmul_min_plus_i32_witness",
     "mt_matmul_count_u8_tn",
+    "mt_matmul_or_and_u8",  # two runs of one element a thread
     "mt_pt_b64x32x16_t4x2",
 )
 
