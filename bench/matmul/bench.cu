@@ -19,11 +19,30 @@
 
 typedef cudaError_t (*MmFn)(const void *, size_t, const void *, size_t, size_t, size_t, size_t, int, void *, size_t,
                             cudaStream_t);
+// the multiplies behind one signature, each with the workspace it asks for (a k split where C's
+// tiles are fewer than a wave of blocks)
+static void *workspace(size_t bytes)
+{
+    static void *w = nullptr;
+    static size_t have = 0;
+    if (bytes > have) {
+        CHECK(cudaFree(w));
+        CHECK(cudaMalloc(&w, bytes));
+        have = bytes;
+    }
+    return w;
+}
 #define WRAP(name, T)                                                                                                  \
     static cudaError_t name##_w(const void *a, size_t lda, const void *b, size_t ldb, size_t m, size_t n, size_t k,    \
                                 int acc, void *c, size_t ldc, cudaStream_t s)                                          \
     {                                                                                                                  \
-        return name((const T *)a, lda, (const T *)b, ldb, m, n, k, acc, (T *)c, ldc, NULL, 0, s);                      \
+        static size_t bytes, at[3];                                                                                    \
+        if (at[0] != m || at[1] != n || at[2] != k) { /* asked once a shape */                                         \
+            bytes = name##_workspace_bytes(m, n, k);                                                                   \
+            at[0] = m, at[1] = n, at[2] = k;                                                                           \
+        }                                                                                                              \
+        void *w = workspace(bytes);                                                                                    \
+        return name((const T *)a, lda, (const T *)b, ldb, m, n, k, acc, (T *)c, ldc, w, bytes, s);                     \
     }
 WRAP(bm_matmul_plus_times_f32, float)
 WRAP(bm_matmul_min_plus_f32, float)

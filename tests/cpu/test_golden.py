@@ -20,7 +20,7 @@ GOLDEN = {
     "sources": "86c0653010aa845ca51da5280a4023bb42319bf6e841d621a6ab71013d87b4b8",
     "single_header": "f8112427893de1a806ce7491b06cf9e39c8ce285a01f37fa7b047cb671208c59",
     "transposes": "bb9d3fcf36976db63fd97ce39388af2c953e9ce9644af498cb2acd2f3054ca3b",
-    "matmuls": "7542e3220dad9c33c83602f3edb1348aae1cf8e18a048e8ebbfd81b988fc7105",
+    "matmuls": "1627ecc967431e9342b1b1450404b22e7ae6be8e6e9c3b60cdf3f4908874ea31",
 }
 
 

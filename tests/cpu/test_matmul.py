@@ -66,6 +66,18 @@ def test_a_user_fast_step():
     assert "return v >= 0.0f;" in src and "return fmaxf(c, a * b);" in src
 
 
+def test_k_splits_in_slices_where_tiles_are_few_but_not_with_a_witness():
+    _, src, header = _render({"semiring": "min_plus", "type": "f32"})
+    assert "static size_t ag_slices(size_t m, size_t n, size_t k, size_t *kslice)" in src
+    assert (
+        "_fold(const float *__restrict__ part, size_t slices" in src and "v = ag_sr_add(v, part[z * m * n + e]);" in src
+    )
+    assert "return s > 1 ? s * m * n * sizeof(float) + 16 : 0;" in src
+    assert "size_t t_matmul_min_plus_f32_workspace_bytes(size_t m, size_t n, size_t k);" in header
+    _, src, _ = _render({"semiring": "min_plus", "type": "f32", "witness": True})
+    assert "ag_slices" not in src and "_fold" not in src and "return 0;" in src
+
+
 def test_tiles_load_in_words_where_the_element_allows():
     _, src, _ = _render({"semiring": "plus_times", "type": "f32"})
     assert (

@@ -87,7 +87,8 @@ static void ref_mm(C (*zero)(void), C (*add)(C, C), C (*mul)(A, B), bool ta, boo
 }
 
 typedef cudaError_t (*CallFn)(const void *, size_t, const void *, size_t, size_t, size_t, size_t, int, void *, size_t,
-                              int32_t *, size_t, cudaStream_t);
+                              int32_t *, size_t, void *, size_t, cudaStream_t);
+typedef size_t (*WorkFn)(size_t, size_t, size_t);
 typedef void (*RefFn)(const void *, size_t, const void *, size_t, size_t, size_t, size_t, int, void *, size_t,
                       int32_t *, size_t);
 typedef void (*GenFn)(void *, size_t, int); // 0: A's elements, 1: B's, 2: C's
@@ -99,6 +100,7 @@ struct Instance {
     CallFn fn;
     RefFn ref;
     GenFn gen;
+    WorkFn work; // the workspace it asks for
 };
 
 #include "cases.inc"
@@ -110,6 +112,7 @@ struct Case {
     int acc;
     size_t shift;        // A, B and C this many elements past an allocation's start (off 16-byte words)
     unsigned zero_every; // the inputs' zeros: one in this many (0: none)
+    unsigned work_div;   // the workspace given: what the multiply asks for, divided by this (0: none)
 };
 
 static void run_case(const Instance &in, const Case &c)
@@ -120,8 +123,8 @@ static void run_case(const Instance &in, const Case &c)
     const size_t nb = rows_b ? (rows_b - 1) * ldb + (in.tb ? c.k : c.n) : 0;
     const size_t nc = c.m ? (c.m - 1) * ldc + c.n : 0;
     char what[160];
-    snprintf(what, sizeof what, "%zux%zux%zu pads %zu/%zu/%zu shift %zu zeros 1/%u%s", c.m, c.n, c.k, c.pad_a, c.pad_b,
-             c.pad_c, c.shift, c.zero_every, c.acc ? " accumulate" : "");
+    snprintf(what, sizeof what, "%zux%zux%zu pads %zu/%zu/%zu shift %zu zeros 1/%u workspace /%u%s", c.m, c.n, c.k,
+             c.pad_a, c.pad_b, c.pad_c, c.shift, c.zero_every, c.work_div, c.acc ? " accumulate" : "");
     zero_every = c.zero_every;
     std::vector<unsigned char> ha(na * in.a_size + 1), hb(nb * in.b_size + 1), hc(nc * in.c_size + 1), got(hc.size());
     std::vector<int32_t> hw(in.witness ? nc + 1 : 1, 0x5a5a5a5a), gw(hw.size());
@@ -141,7 +144,12 @@ static void run_case(const Instance &in, const Case &c)
     cudaMemcpy(dc, hc.data(), hc.size(), cudaMemcpyHostToDevice);
     if (dw)
         cudaMemcpy(dw, hw.data(), hw.size() * sizeof(int32_t), cudaMemcpyHostToDevice);
-    cudaError_t err = in.fn(da, lda, db, ldb, c.m, c.n, c.k, c.acc, dc, ldc, dw, ldc, 0);
+    // the workspace, an exact-size allocation (a k split where C's tiles are fewer than a wave)
+    const size_t work_bytes = c.work_div ? in.work(c.m, c.n, c.k) / c.work_div : 0;
+    void *work = nullptr;
+    if (work_bytes)
+        cudaMalloc(&work, work_bytes);
+    cudaError_t err = in.fn(da, lda, db, ldb, c.m, c.n, c.k, c.acc, dc, ldc, dw, ldc, work, work_bytes, 0);
     cudaError_t sync = cudaDeviceSynchronize();
     if (err != cudaSuccess || sync != cudaSuccess) {
         ++failed;
@@ -168,6 +176,7 @@ static void run_case(const Instance &in, const Case &c)
             ++passed;
         }
     }
+    cudaFree(work);
     cudaFree(base_a);
     cudaFree(base_b);
     cudaFree(base_c);
@@ -188,31 +197,36 @@ int main(int argc, char **argv)
         if (only && strcmp(only, in.name))
             continue;
         std::vector<Case> cases = {
-            { 0, 5, 3, 0, 0, 0, 0, 0, 20 },
-            { 5, 0, 3, 0, 0, 0, 0, 0, 20 },
-            { 3, 5, 0, 0, 0, 0, 0, 0, 20 },
-            { 3, 5, 0, 1, 2, 3, 1, 0, 20 },
-            { 1, 1, 1, 0, 0, 0, 0, 0, 20 },
-            { 7, 13, 5, 0, 0, 0, 1, 0, 20 },
-            { 128, 128, 8, 0, 0, 0, 0, 0, 20 },
-            { 129, 127, 9, 3, 5, 7, 0, 0, 20 },
-            { 257, 1, 300, 0, 1, 0, 1, 0, 20 },
-            { 1, 257, 300, 2, 0, 1, 0, 0, 20 },
-            { 64, 600, 33, 1, 1, 1, 1, 0, 20 },
+            { 0, 5, 3, 0, 0, 0, 0, 0, 20, 1 },
+            { 5, 0, 3, 0, 0, 0, 0, 0, 20, 1 },
+            { 3, 5, 0, 0, 0, 0, 0, 0, 20, 1 },
+            { 3, 5, 0, 1, 2, 3, 1, 0, 20, 1 },
+            { 1, 1, 1, 0, 0, 0, 0, 0, 20, 1 },
+            { 7, 13, 5, 0, 0, 0, 1, 0, 20, 1 },
+            { 128, 128, 8, 0, 0, 0, 0, 0, 20, 1 },
+            { 129, 127, 9, 3, 5, 7, 0, 0, 20, 1 },
+            { 257, 1, 300, 0, 1, 0, 1, 0, 20, 1 },
+            { 1, 257, 300, 2, 0, 1, 0, 0, 20, 1 },
+            { 64, 600, 33, 1, 1, 1, 1, 0, 20, 1 },
             // whole tiles in words; off words by the pointer or by the leading dimension; words with edges
-            { 256, 256, 64, 0, 0, 0, 1, 0, 20 },
-            { 256, 256, 64, 0, 0, 0, 0, 1, 20 },
-            { 256, 256, 64, 1, 2, 0, 0, 0, 20 },
-            { 260, 132, 72, 4, 4, 0, 1, 0, 20 },
+            { 256, 256, 64, 0, 0, 0, 1, 0, 20, 1 },
+            { 256, 256, 64, 0, 0, 0, 0, 1, 20, 1 },
+            { 256, 256, 64, 1, 2, 0, 0, 0, 20, 1 },
+            { 260, 132, 72, 4, 4, 0, 1, 0, 20, 1 },
             // no zeros (fast steps, where a semiring has one), but at the edges; a rare zero (some steps fast)
-            { 256, 256, 64, 0, 0, 0, 1, 0, 0 },
-            { 129, 127, 40, 3, 5, 7, 0, 0, 0 },
-            { 256, 256, 160, 0, 0, 0, 0, 0, 5000 },
+            { 256, 256, 64, 0, 0, 0, 1, 0, 0, 1 },
+            { 129, 127, 40, 3, 5, 7, 0, 0, 0, 1 },
+            { 256, 256, 160, 0, 0, 0, 0, 0, 5000, 1 },
+            // k split in slices (few tiles, long k): the whole workspace, half of it, none
+            { 64, 600, 3000, 1, 2, 3, 1, 0, 20, 1 },
+            { 200, 130, 1111, 0, 0, 0, 0, 1, 0, 1 },
+            { 64, 600, 3000, 0, 0, 0, 0, 0, 20, 2 },
+            { 64, 600, 3000, 0, 0, 0, 1, 0, 20, 0 },
         };
         if (!quick) {
-            cases.push_back({ 300, 200, 100, 3, 3, 3, 0, 0, 20 });
-            cases.push_back({ 521, 263, 517, 0, 0, 0, 1, 0, 20 });
-            cases.push_back({ 1000, 1000, 1000, 0, 0, 0, 0, 0, 20 });
+            cases.push_back({ 300, 200, 100, 3, 3, 3, 0, 0, 20, 1 });
+            cases.push_back({ 521, 263, 517, 0, 0, 0, 1, 0, 20, 1 });
+            cases.push_back({ 1000, 1000, 1000, 0, 0, 0, 0, 0, 20, 1 });
         }
         for (const Case &c : cases)
             run_case(in, c);

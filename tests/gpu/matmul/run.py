@@ -37,10 +37,11 @@ def cases(spec) -> str:
             f"static {C} add_{n}({C} x, {C} y)\n{{\n    {sr.add}\n}}\n"
             f"static {C} mul_{n}({A} a, {B} b)\n{{\n    {sr.mul}\n}}\n"
             f"static cudaError_t call_{n}(const void *a, size_t lda, const void *b, size_t ldb, size_t m, size_t n, "
-            f"size_t k, int acc, void *c, size_t ldc, int32_t *w, size_t ldw, cudaStream_t s)\n{{\n"
+            f"size_t k, int acc, void *c, size_t ldc, int32_t *w, size_t ldw, void *work, size_t work_bytes, "
+            f"cudaStream_t s)\n{{\n"
             + ("" if inst.witness else "    (void)w;\n    (void)ldw;\n")
             + f"    return {inst.public_name}((const {A} *)a, lda, (const {B} *)b, ldb, m, n, k, acc, ({C} *)c, "
-            f"ldc{w}, NULL, 0, s);\n}}\n"
+            f"ldc{w}, work, work_bytes, s);\n}}\n"
             f"static void ref_{n}(const void *a, size_t lda, const void *b, size_t ldb, size_t m, size_t n, size_t k, "
             f"int acc, void *c, size_t ldc, int32_t *w, size_t ldw)\n{{\n"
             f"    ref_mm<{A}, {B}, {C}>(zero_{n}, add_{n}, mul_{n}, {str(inst.layout[0] == 't').lower()}, "
@@ -54,7 +55,7 @@ def cases(spec) -> str:
         rows.append(
             f'    {{"{inst.public_name}", {sr.a_type.size}, {sr.b_type.size}, {sr.c_type.size}, '
             f"{str(inst.layout[0] == 't').lower()}, {str(inst.layout[1] == 't').lower()}, "
-            f"{str(inst.witness).lower()}, call_{n}, ref_{n}, gen_{n}}}"
+            f"{str(inst.witness).lower()}, call_{n}, ref_{n}, gen_{n}, {inst.public_name}_workspace_bytes}}"
         )
     return "\n".join(lines) + "\n\nstatic const Instance instances[] = {\n" + ",\n".join(rows) + ",\n};\n"
 
