@@ -339,11 +339,40 @@ def matmul_context(inst) -> dict:
     )
 
 
+def _rows_signature(inst) -> Signature:
+    op = inst.op
+    return Signature(
+        (
+            (
+                Param(f"const {op.in_type.c} *", "d_in"),
+                Param("size_t", "rows"),
+                Param("size_t", "cols"),
+                Param("size_t", "pitch"),
+            ),
+            (Param(f"{op.out_type.c} *", "d_out"),),
+            WORKSPACE,
+        )
+    )
+
+
+def rows_context(inst) -> dict:
+    """The reduce along rows: the shape (tuning.rows_shape) and the operator."""
+    op = inst.op
+    return dict(
+        api_params=_rows_signature(inst),
+        doc=f"{op.summary} of each row of a rows x cols array of {op.in_type.name} (row r at d_in + r * pitch, "
+        f"pitch >= cols elements) into d_out[r]" + ("" if op.commutative else ", in column order"),
+        shape=inst.shape,
+        warp_steps=tuning.WARP_STEPS,
+    )
+
+
 FAMILIES = {
     "reduce": ("reduce/reduce.cu.j2", reduce_context),
     "scan": ("scan/scan.cu.j2", scan_context),
     "transpose": ("transpose/transpose.cu.j2", transpose_context),
     "matmul": ("matmul/matmul.cu.j2", matmul_context),
+    "rows": ("rows/rows.cu.j2", rows_context),
 }
 
 
@@ -409,6 +438,9 @@ def _summary(inst) -> str:
         sr = inst.semiring
         what = f"matrix multiply over {sr.name} ({sr.c_type.name})"
         return f"{inst.public_name:34s} {what}  [{inst.kernel_name.split('_k_')[1]}]"
+    if inst.family == "rows":
+        what = f"{inst.op.summary} of each row of {inst.op.in_type.name}"
+        return f"{inst.public_name:34s} {what}  [{inst.kernel_name.split('_k_')[1]}]"
     if inst.family == "transpose":
         size = inst.type.size
         what = f"transpose of {inst.type.name} ({size} byte{'s' if size > 1 else ''})"
@@ -422,10 +454,17 @@ def _summary(inst) -> str:
 def _work_params(inst) -> str:
     if inst.family == "matmul":
         return "size_t m, size_t n, size_t k"
+    if inst.family == "rows":
+        return "size_t rows, size_t cols"
     return "size_t rows, size_t cols, size_t batch" if inst.family == "transpose" else "size_t n"
 
 
 def _shape_note(inst) -> str:
+    if inst.family == "rows":
+        sh = inst.shape
+        return (
+            f"blocks of {sh.block}; 1 to 32 lanes a row, or a block's warps, by shape; {sh.vec} elements a lane a round"
+        )
     if inst.family == "matmul":
         sh = inst.shape
         return f"blocks of {sh.bm} x {sh.bn} (k {sh.bk} a step), {sh.tm} x {sh.tn} a thread"
@@ -481,7 +520,7 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
             if t.public and t not in public_types:
                 public_types.append(t)
     max_words = max([inst.op.acc_type.words for inst in instances if inst.family == "reduce"] or [1])
-    example = next((d for d in decls if d["inst"].family not in ("transpose", "matmul")), decls[0])
+    example = next((d for d in decls if d["inst"].family not in ("transpose", "matmul", "rows")), decls[0])
     files[header] = env.get_template("header.h.j2").render(
         header=header,
         stamp=stamp,
@@ -499,6 +538,7 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
         has_scan=any(i.family == "scan" for i in instances),
         transposes=[d for d in decls if d["inst"].family == "transpose"],
         matmuls=[d for d in decls if d["inst"].family == "matmul"],
+        rows=[d for d in decls if d["inst"].family == "rows"],
         nccl=any(d["nccl"] for d in decls),
         nccl_skipped=[i.public_name for i in instances if _nccl_kind(spec, i) and _lift_reads_index(i.op)],
         public_types=public_types,
@@ -520,7 +560,9 @@ def _families(instances) -> str:
     }
     seen = []
     for inst in instances:
-        kind = {"transpose": "transposes", "matmul": "matrix multiplies"}.get(inst.family) or kinds[inst.primitive]
+        kind = {"transpose": "transposes", "matmul": "matrix multiplies", "rows": "reduces along rows"}.get(
+            inst.family
+        ) or kinds[inst.primitive]
         if kind not in seen:
             seen.append(kind)
     return ", ".join(seen[:-1]) + (" and " if len(seen) > 1 else "") + seen[-1]

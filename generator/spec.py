@@ -236,6 +236,37 @@ class Matmul:
         return (self.public_name, f"{self.public_name}_workspace_bytes")
 
 
+@dataclass(frozen=True)
+class Rows:
+    """One reduce along rows to generate: each row of a rows x cols array with a row pitch folded
+    on its own by an operator; the shape (tuning.rows_shape) is resolved from the input's size."""
+
+    prefix: str
+    op: Operator
+    public_name: str
+    family = "rows"
+
+    @property
+    def shape(self) -> tuning.RowsShape:
+        return tuning.rows_shape(self.op.in_type.size)
+
+    @property
+    def extra_types(self) -> tuple:
+        return self.op.extra_types
+
+    @property
+    def kernel_name(self) -> str:
+        return f"{self.prefix}_k_rows_reduce_{self.op.name}_{self.op.in_type.name}_b{self.shape.block}"
+
+    @property
+    def file_stem(self) -> str:
+        return self.public_name
+
+    @property
+    def symbols(self) -> tuple:
+        return (self.public_name, f"{self.public_name}_workspace_bytes")
+
+
 @dataclass
 class Spec:
     prefix: str
@@ -516,6 +547,7 @@ TABLE_KEYS = {
     "segreduce": {"op", "type", "block", "items", "name", "blocks_per_sm", "by", "key", "offset"},
     "transpose": {"type", "op", "tile", "rows", "remedy", "naive", "name"},
     "matmul": {"semiring", "type", "layout", "witness", "block", "thread", "name"},
+    "rows": {"op", "type", "name"},
 }
 
 
@@ -727,6 +759,51 @@ def _int_list(t: _Table, k, length):
     return v
 
 
+def _operators(t: _Table, prefix, op_names, type_names, types, user_ops) -> list:
+    """The operators a table's `op` and `type` keys name (lists expanded), each checked."""
+    combos = []
+    for op_name in op_names:
+        if op_name in user_ops:
+            op = user_ops[op_name]
+            for tn in type_names or [op.in_type.name]:
+                if tn != op.in_type.name:
+                    t.fail("type", f"operator {op_name!r} reduces {op.in_type.name}, not {tn!r}")
+            combos.append(op)
+        elif op_name in BUILTIN_OPERATORS:
+            allowed = BUILTIN_OPERATORS[op_name][0]
+            if type_names is None:
+                t.fail("type", f"missing: builtin operator {op_name!r} needs a type")
+            for tn in type_names:
+                if tn not in types:
+                    t.fail("type", f"unknown type {tn!r} (known: {', '.join(types)})")
+                if tn not in allowed:
+                    t.fail("type", f"operator {op_name!r} does not apply to {tn!r} (it takes: {', '.join(allowed)})")
+                combos.append(builtin(prefix, op_name, types[tn]))
+        else:
+            known = list(BUILTIN_OPERATORS) + list(user_ops)
+            t.fail("op", f"unknown operator {op_name!r} (known: {', '.join(known)})")
+    return combos
+
+
+def _read_rows(source, entries, prefix, types, user_ops):
+    out = []
+    for where, raw in entries:
+        t = _Table(source, where, raw)
+        t.no_other_keys(TABLE_KEYS["rows"])
+        op_names = _expand(t, "op") if "op" in t.data else t.fail("op", "missing (required)")
+        type_names = _expand(t, "type") if "type" in t.data else None
+        name = t.ident("name", required=False)
+        combos = _operators(t, prefix, op_names, type_names, types, user_ops)
+        if name is not None and len(combos) != 1:
+            t.fail("name", "a public name needs exactly one op and one type")
+        for op in combos:
+            public = f"{prefix}_rows_reduce_{op.name}_{op.in_type.name}"
+            if name is not None:
+                public = name if name.startswith(prefix + "_") else f"{prefix}_{name}"
+            out.append((t, Rows(prefix, op, public)))
+    return out
+
+
 def _read_instances(table_kind, source, entries, prefix, types, user_ops):
     """entries: (where, table) pairs of one kind of table; `where` names the table in errors."""
     if table_kind == "transpose":
@@ -744,29 +821,7 @@ def _read_instances(table_kind, source, entries, prefix, types, user_ops):
         if per_sm and not 1 <= per_sm <= min(32, 2048 // block):
             t.fail("blocks_per_sm", f"{per_sm} is outside 1..{min(32, 2048 // block)} for blocks of {block} threads")
         name = t.ident("name", required=False)
-        combos = []
-        for op_name in op_names:
-            if op_name in user_ops:
-                op = user_ops[op_name]
-                for tn in type_names or [op.in_type.name]:
-                    if tn != op.in_type.name:
-                        t.fail("type", f"operator {op_name!r} reduces {op.in_type.name}, not {tn!r}")
-                combos.append(op)
-            elif op_name in BUILTIN_OPERATORS:
-                allowed = BUILTIN_OPERATORS[op_name][0]
-                if type_names is None:
-                    t.fail("type", f"missing: builtin operator {op_name!r} needs a type")
-                for tn in type_names:
-                    if tn not in types:
-                        t.fail("type", f"unknown type {tn!r} (known: {', '.join(types)})")
-                    if tn not in allowed:
-                        t.fail(
-                            "type", f"operator {op_name!r} does not apply to {tn!r} (it takes: {', '.join(allowed)})"
-                        )
-                    combos.append(builtin(prefix, op_name, types[tn]))
-            else:
-                known = list(BUILTIN_OPERATORS) + list(user_ops)
-                t.fail("op", f"unknown operator {op_name!r} (known: {', '.join(known)})")
+        combos = _operators(t, prefix, op_names, type_names, types, user_ops)
         if name is not None and len(combos) * len(primitives) != 1:
             t.fail("name", "a public name needs exactly one op, one type and one kind")
         for prim, heads, index in primitives:
@@ -827,6 +882,9 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
         if kind == "matmul":
             instances += _read_matmuls(source, file_entries, prefix, types, semirings)
             continue
+        if kind == "rows":
+            instances += _read_rows(source, file_entries, prefix, types, user_ops)
+            continue
         instances += _read_instances(kind, source, file_entries, prefix, types, user_ops)
     for kind in CLI_KINDS:
         cli_entries = [(f"--{kind} {text}", parse_cli_entry(kind, text)) for k, text in extra if k == kind]
@@ -836,7 +894,7 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
             source,
             "reduce",
             "the spec asks for no kernel (add a [[reduce]], [[scan]], [[segscan]], [[segreduce]], "
-            "[[transpose]] or [[matmul]] table, or --reduce / --scan)",
+            "[[transpose]], [[matmul]] or [[rows]] table, or --reduce / --scan)",
         )
 
     # every name the header declares, and which table asked for it: no two may be the same

@@ -550,3 +550,44 @@ def matmul_shape(size: int, witness: bool = False, block=(), thread=()) -> Matmu
     if shape.smem_bytes(size, size) > 48 * 1024:
         raise ShapeError(key, f"the tiles take {shape.smem_bytes(size, size)} bytes of shared memory (48 KiB at most)")
     return shape
+
+
+# ----------------------------------------------------------------------------------------------
+# reduce along rows
+
+
+@dataclass(frozen=True)
+class RowsShape:
+    """Each row of a rows x cols array folded on its own.  A run of a row is read `vec` elements a
+    lane a round (one 16-byte word where the row's start allows); short rows take a group of `g`
+    lanes each (g from 1, a thread a row, to 32, a warp a row: the kernel for g is generated for
+    every g in GROUPS, the host picks by cols); long rows, where rows are too few to fill the GPU
+    with warps, take blocks of `warps` warps, each warp a contiguous run, several blocks a row
+    (their folds in the workspace, folded after in order)."""
+
+    size: int  # bytes of the input element
+    block: int = 256
+
+    GROUPS = (1, 2, 4, 8, 16, 32)
+
+    @property
+    def vec(self) -> int:
+        return 16 // self.size if self.size in (1, 2, 4, 8) else 1
+
+    @property
+    def warps(self) -> int:
+        return self.block // 32
+
+    @property
+    def long_cols(self) -> int:
+        """Rows longer than this (8 rounds of a warp) may take blocks when rows are few"""
+        return 8 * 32 * self.vec
+
+    @property
+    def min_run(self) -> int:
+        """A warp's run in the block kernel: at least 4 rounds"""
+        return 4 * 32 * self.vec
+
+
+def rows_shape(size: int) -> RowsShape:
+    return RowsShape(size)

@@ -84,6 +84,13 @@ struct ExScanFn {
     cudaError_t (*call)(const In *, size_t, Out *, const Acc *, void *, size_t, cudaStream_t);
 };
 
+template <class In, class Out>
+struct RowsFn {
+    const char *name;
+    size_t (*work_bytes)(size_t, size_t);
+    cudaError_t (*call)(const In *, size_t, size_t, size_t, Out *, void *, size_t, cudaStream_t);
+};
+
 struct Stats { int passed = 0, failed = 0; };
 
 // --exact: the scans' (plain and segmented) inputs, heads and outputs get allocations of exactly n
@@ -169,6 +176,70 @@ void run_reduce(ReduceFn<In, Out> fn, Case c, const std::vector<size_t> &sizes, 
         report(st, ok, fn.name, max_n, sizes.size());
     }
     std::printf("  %-36s %zu sizes up to %zu\n", fn.name, sizes.size(), max_n);
+    std::fflush(stdout);
+}
+
+// ---- along rows: each row of a rows x cols array with a pitch, folded on its own ------------------
+// Shapes: rows and cols from {1, 2, 31, 32, 33, 1000, 2^20 + 7} in combination (up to 2^24
+// elements; quick: 2^21), and long rows that are few (several blocks a row); pitches of cols and
+// of cols + 3; the input one element past the allocation's start (off 16-byte words) for some.
+// Every allocation is exact, the workspace too; each result is compared with an in-order CPU fold.
+template <class In, class Out, class Case>
+void run_rows(RowsFn<In, Out> fn, Case c, bool quick, Stats &st) {
+    const size_t dims[] = {1, 2, 31, 32, 33, 1000, (1u << 20) + 7};
+    struct Shape { size_t rows, cols, pad, shift; };
+    std::vector<Shape> shapes;
+    const size_t most = quick ? (size_t)1 << 21 : (size_t)1 << 24;
+    for (size_t r : dims)
+        for (size_t cc : dims)
+            if (r * cc <= most) shapes.push_back({r, cc, (r + cc) % 2 ? 3u : 0u, (r * 7 + cc) % 3 == 0 ? 1u : 0u});
+    shapes.push_back({3, 0, 0, 0});                      // empty rows: the identity
+    shapes.push_back({64, quick ? 65543u : 1u << 20, 0, 0});   // long rows, few: several blocks a row
+    shapes.push_back({5, 300007, 3, 1});
+    shapes.push_back({1, 1000003, 0, 0});
+    int done = 0;
+    for (size_t si = 0; si < shapes.size(); ++si) {
+        const Shape &s = shapes[si];
+        const size_t pitch = s.cols + s.pad, n = s.rows ? (s.rows - 1) * pitch + s.cols : 0;
+        std::vector<In> h(s.shift + n + 1);
+        c.gen(h, seed_for(fn.name, si));
+        In *din = nullptr;
+        Out *dout = nullptr;
+        void *work = nullptr;
+        const size_t work_bytes = fn.work_bytes(s.rows, s.cols);
+        CK(cudaMalloc(&din, (s.shift + n) * sizeof(In) + 1));
+        CK(cudaMalloc(&dout, s.rows * sizeof(Out) + 1));
+        if (work_bytes) CK(cudaMalloc(&work, work_bytes));
+        CK(cudaMemcpy(din, h.data(), (s.shift + n) * sizeof(In), cudaMemcpyHostToDevice));
+        CK(cudaMemset(dout, 0xAB, s.rows * sizeof(Out)));   // poison: an unwritten result fails
+        bool ok = true;
+        cudaError_t e = fn.call(din + s.shift, s.rows, s.cols, pitch, dout, work, work_bytes, 0);
+        if (e == cudaSuccess) e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) {
+            std::printf("FAIL %s %zu x %zu: %s\n", fn.name, s.rows, s.cols, cudaGetErrorString(e));
+            ok = false;
+        } else {
+            std::vector<Out> got(s.rows);
+            CK(cudaMemcpy(got.data(), dout, s.rows * sizeof(Out), cudaMemcpyDeviceToHost));
+            for (size_t r = 0; r < s.rows && ok; ++r) {
+                auto ref = c.start();
+                const In *row = h.data() + s.shift + r * pitch;
+                for (size_t i = 0; i < s.cols; ++i) ref = c.step(ref, row[i], i);
+                Result res = c.same(got[r], ref);
+                if (!res.ok) {
+                    std::printf("FAIL %s %zu x %zu pitch %zu shift %zu: row %zu: %s\n", fn.name, s.rows, s.cols, pitch,
+                                s.shift, r, res.msg.c_str());
+                    ok = false;
+                }
+            }
+        }
+        cudaFree(din);
+        cudaFree(dout);
+        cudaFree(work);
+        report(st, ok, fn.name, 0, shapes.size());
+        ++done;
+    }
+    std::printf("  %-36s %d shapes along rows\n", fn.name, done);
     std::fflush(stdout);
 }
 

@@ -56,6 +56,8 @@ SANITIZED = (
     "t_segreduce_sum_f32",
     "t_reduce_mat2mul_mat2u_by_i64",
     "t_segreduce_i32_b32_t3",
+    "t_rows_reduce_sum_f32",  # along rows: every group of lanes, words, several blocks a row
+    "t_rows_reduce_mat2mul_mat2u",  # along rows, in column order
 )
 
 
@@ -137,6 +139,13 @@ def spec_dict():
                     "name": f"exsegscan_mat2_b{block}_t{items}",
                 }
             )
+    # along rows: builtin operators on several element sizes, argmin (the column as index), the
+    # user operators (non-commutative, another accumulator type)
+    data["rows"] = [
+        {"op": ["sum", "max"], "type": ["f32", "i32", "u8", "f64", "i16"]},
+        {"op": ["argmin", "ksum"], "type": "f32"},
+        {"op": ["mat2mul", "mat3mul", "welford"]},
+    ]
     # segment results: by offsets (CSR) and by keys
     data["segreduce"] = [
         {"op": ["sum", "min", "argmin", "ksum"], "type": "f32", "offset": "i32"},
@@ -243,6 +252,12 @@ def write_main(spec, header):
     for inst in spec.instances:
         op, name = inst.op, inst.public_name
         In, Out, Acc = op.in_type.c, op.out_type.c, op.acc_type.c
+        if inst.family == "rows":
+            lines.append(f'    if (!filter || std::strstr("{name}", filter))')
+            lines.append(
+                f'        run_rows(RowsFn<{In}, {Out}>{{"{name}", {name}_workspace_bytes, {name}}}, {case_expr(inst)}, quick, st);'
+            )
+            continue
         H = inst.index.c if inst.heads == "keys" else "uint8_t"
         runner, fn = {
             "reduce": ("run_reduce", f"ReduceFn<{In}, {Out}>"),

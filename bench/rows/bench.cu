@@ -1,0 +1,123 @@
+// Reduce along rows, side by side in one run: this project's row folds against CUB's
+// DeviceSegmentedReduce (offsets at each row's start; the machine's CUB) and against a device copy
+// of the same bytes, over the issue's shapes (f32 row sums: 2^24 x 16, 2^22 x 64, 64 x 2^22,
+// 65536 x 4096), plus the maximum and a 2x2 matrix product along rows.  Results checked against
+// CUB (sums within a float bound, maxima exactly).  Prints a table; medians of 7 runs of 10 calls.
+#include <cub/cub.cuh>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "../common.cuh"
+#include "br.h"
+
+struct Shape {
+    size_t rows, cols;
+};
+
+static void *work_for(size_t bytes)
+{
+    static void *w = nullptr;
+    static size_t have = 0;
+    if (bytes > have) {
+        CHECK(cudaFree(w));
+        CHECK(cudaMalloc(&w, bytes));
+        have = bytes;
+    }
+    return w;
+}
+
+int main()
+{
+    cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    printf("GPU %s; CUB %d.%d.%d; of copy: our bytes a second over a device-to-device copy's (its reads and writes)\n",
+           prop.name, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION);
+    const Shape shapes[] = { { 1u << 24, 16 }, { 1u << 22, 64 }, { 64, 1u << 22 }, { 65536, 4096 }, { 1024, 1024 } };
+    const size_t MAX = (size_t)1 << 28;
+    float *in, *copy, *out, *ref;
+    mat2u *mout;
+    int *offsets;
+    CHECK(cudaMalloc(&in, MAX * 4));
+    CHECK(cudaMalloc(&copy, MAX * 4));
+    CHECK(cudaMalloc(&out, (1u << 24) * 4));
+    CHECK(cudaMalloc(&ref, (1u << 24) * 4));
+    CHECK(cudaMalloc(&offsets, ((1u << 24) + 1) * 4));
+    CHECK(cudaMalloc(&mout, (1u << 24) * sizeof(mat2u)));
+    {
+        std::vector<float> h(MAX);
+        uint32_t x = 1;
+        for (auto &v : h)
+            v = (float)((x = x * 1664525u + 1013904223u) >> 8) / 16777216.0f - 0.5f;
+        CHECK(cudaMemcpy(in, h.data(), MAX * 4, cudaMemcpyHostToDevice));
+    }
+    printf("%-9s %-18s | %10s %9s %8s | %10s %8s | %s\n", "op", "rows x cols", "ours", "GB/s", "of copy", "CUB",
+           "ours/CUB", "check");
+    for (const Shape &s : shapes) {
+        const size_t n = s.rows * s.cols;
+        std::vector<int> off(s.rows + 1);
+        for (size_t r = 0; r <= s.rows; ++r)
+            off[r] = (int)(r * s.cols);
+        CHECK(cudaMemcpy(offsets, off.data(), off.size() * 4, cudaMemcpyHostToDevice));
+        const double copy_us =
+            time_us([&] { CHECK(cudaMemcpyAsync(copy, in, n * 4, cudaMemcpyDeviceToDevice, 0)); }, 10, 7);
+        for (int which = 0; which < 2; ++which) {
+            const bool sum = which == 0;
+            const size_t wb = sum ? br_rows_reduce_sum_f32_workspace_bytes(s.rows, s.cols)
+                                  : br_rows_reduce_max_f32_workspace_bytes(s.rows, s.cols);
+            void *w = work_for(wb);
+            auto ours = [&] {
+                CHECK(sum ? br_rows_reduce_sum_f32(in, s.rows, s.cols, s.cols, out, w, wb, 0)
+                          : br_rows_reduce_max_f32(in, s.rows, s.cols, s.cols, out, w, wb, 0));
+            };
+            size_t cub_bytes = 0;
+            if (sum)
+                cub::DeviceSegmentedReduce::Sum(nullptr, cub_bytes, in, ref, (int)s.rows, offsets, offsets + 1);
+            else
+                cub::DeviceSegmentedReduce::Max(nullptr, cub_bytes, in, ref, (int)s.rows, offsets, offsets + 1);
+            void *cw = work_for(cub_bytes > wb ? cub_bytes : wb);
+            w = cw; // one buffer for both (work_for may move it)
+            auto theirs = [&] {
+                size_t b = cub_bytes;
+                if (sum)
+                    CHECK(cub::DeviceSegmentedReduce::Sum(cw, b, in, ref, (int)s.rows, offsets, offsets + 1));
+                else
+                    CHECK(cub::DeviceSegmentedReduce::Max(cw, b, in, ref, (int)s.rows, offsets, offsets + 1));
+            };
+            const double us = time_us(ours, 10, 7), cub_us = time_us(theirs, 10, 7);
+            ours();
+            theirs();
+            CHECK(cudaDeviceSynchronize());
+            std::vector<float> a(s.rows), b(s.rows);
+            CHECK(cudaMemcpy(a.data(), out, s.rows * 4, cudaMemcpyDeviceToHost));
+            CHECK(cudaMemcpy(b.data(), ref, s.rows * 4, cudaMemcpyDeviceToHost));
+            size_t bad = 0;
+            for (size_t r = 0; r < s.rows; ++r)
+                bad += sum ? std::fabs(a[r] - b[r]) > 1e-5f * (float)s.cols + 1e-5f : a[r] != b[r];
+            char shape[40];
+            snprintf(shape, sizeof shape, "%zu x %zu", s.rows, s.cols);
+            printf("%-9s %-18s | %8.1f us %9.1f %8.3f | %8.1f us %8.3f | %s\n", sum ? "sum f32" : "max f32", shape, us,
+                   n * 4 / us / 1e3, copy_us / (2 * us), cub_us, cub_us / us, bad ? "MISMATCH" : "same");
+        }
+    }
+    // a non-commutative product of 2x2 matrices along rows (no CUB row: the operator is ours), a
+    // quarter of the rows (16-byte elements: the same bytes as the float rows above)
+    for (const Shape &s0 : shapes) {
+        const Shape s = { s0.rows >= 64 ? s0.rows / 4 : s0.rows, s0.rows >= 64 ? s0.cols : s0.cols / 4 };
+        const size_t n = s.rows * s.cols;
+        const size_t wb = br_rows_reduce_mat2mul_mat2u_workspace_bytes(s.rows, s.cols);
+        void *w = work_for(wb);
+        const mat2u *m = (const mat2u *)in;
+        const double us =
+            time_us([&] { CHECK(br_rows_reduce_mat2mul_mat2u(m, s.rows, s.cols, s.cols, mout, w, wb, 0)); }, 10, 7);
+        const double copy_us =
+            time_us([&] { CHECK(cudaMemcpyAsync(copy, in, n * sizeof(mat2u), cudaMemcpyDeviceToDevice, 0)); }, 10, 7);
+        char shape[40];
+        snprintf(shape, sizeof shape, "%zu x %zu", s.rows, s.cols);
+        printf("%-9s %-18s | %8.1f us %9.1f %8.3f | %10s %8s |\n", "mat2mul", shape, us, n * sizeof(mat2u) / us / 1e3,
+               copy_us / (2 * us), "", "");
+    }
+    return 0;
+}

@@ -1,0 +1,87 @@
+"""Reduces along rows on the CPU: spec errors (one line, naming the key), what the generated code
+holds (a kernel for each group of lanes, the long-row kernels, column order for a
+non-commutative operator, 16-byte words only where an element fits them), the header, and nvcc
+over a small spec (the GPU test: the rows instances of tests/gpu/run.py)."""
+
+import pytest
+
+from assocgen import emit, tuning
+from assocgen.spec import SpecError, parse
+
+from .util import WARNING, nvcc_compile_all
+
+MAT2 = {
+    "type": [{"name": "mat2u", "size": 16, "c": "typedef struct { uint32_t a, b, c, d; } mat2u;"}],
+    "operator": [
+        {
+            "name": "mat2mul",
+            "type": "mat2u",
+            "identity": "{1u, 0u, 0u, 1u}",
+            "commutative": False,
+            "combine_body": "mat2u r;\nr.a = a.a * b.a + a.b * b.c;\nr.b = a.a * b.b + a.b * b.d;\n"
+            "r.c = a.c * b.a + a.d * b.c;\nr.d = a.c * b.b + a.d * b.d;\nreturn r;",
+        }
+    ],
+}
+
+
+def _spec(*tables):
+    return {"prefix": "t", **MAT2, "rows": list(tables)}
+
+
+@pytest.mark.parametrize(
+    "table,key,words",
+    [
+        ({"type": "f32"}, "op", "missing"),
+        ({"op": "sum"}, "type", "needs a type"),
+        ({"op": "sum", "type": "f7"}, "type", "unknown type 'f7'"),
+        ({"op": "mat2mul", "type": "f32"}, "type", "reduces mat2u"),
+        ({"op": ["sum", "max"], "type": "f32", "name": "x"}, "name", "exactly one"),
+        ({"op": "sum", "type": "f32", "block": 128}, "block", "unknown key"),
+    ],
+)
+def test_spec_errors_name_the_key(table, key, words):
+    with pytest.raises(SpecError) as e:
+        parse(_spec(table), "s.toml")
+    assert f"rows[0].{key}" in str(e.value) and words in str(e.value), str(e.value)
+
+
+def _render(table):
+    spec = parse(_spec(table), "s.toml")
+    files = emit.render(spec, "t.h")
+    return spec.instances[0], next(v for k, v in files.items() if k.endswith(".cu")), files["t.h"]
+
+
+def test_every_group_of_lanes_and_the_long_rows_kernels():
+    inst, src, header = _render({"op": "sum", "type": "f32"})
+    assert inst.public_name == "t_rows_reduce_sum_f32"
+    for g in tuning.RowsShape.GROUPS:
+        assert f"{inst.kernel_name}_g{g}(" in src
+    assert f"{inst.kernel_name}_long(" in src and f"{inst.kernel_name}_parts(" in src
+    assert "const uint4 w = *(const uint4 *)(row + c);" in src  # 4 floats a word
+    assert "acc = ag_group_fold_32(acc);" in src  # commutative: lanes fold across rounds, then once
+    head = "cudaError_t t_rows_reduce_sum_f32(const float *d_in, size_t rows, size_t cols, size_t pitch,\n"
+    assert head + "    float *d_out," in header
+    assert "size_t t_rows_reduce_sum_f32_workspace_bytes(size_t rows, size_t cols);" in header
+    assert "REDUCES ALONG ROWS" in header
+
+
+def test_a_non_commutative_operator_folds_each_round_in_column_order():
+    _, src, _ = _render({"op": "mat2mul"})
+    assert "acc = ag_op_combine(acc, ag_group_fold_8(v));     /* the round's fold, in order */" in src
+    assert "uint4" not in src and "words" not in src  # 16-byte elements: one a lane a round
+
+
+def test_the_index_a_lift_reads_is_the_column():
+    _, src, _ = _render({"op": "argmin", "type": "f32"})
+    assert "v = ag_op_combine(v, ag_op_lift(x[e], c + e));" in src
+
+
+def test_nvcc_compiles_rows_instances(tmp_path, nvcc):  # noqa: ARG001 - nvcc: present
+    spec = parse(_spec({"op": ["sum", "argmin"], "type": ["f32", "u8", "f64"]}, {"op": "mat2mul"}), "s.toml")
+    files = emit.render(spec, "t.h")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    results = nvcc_compile_all(sorted(tmp_path.glob("*.cu")), tmp_path)
+    problems = [f"{cu}: {r.stderr}" for cu, r in results.items() if r.returncode or WARNING.search(r.stderr)]
+    assert len(results) == 7 and not problems, "\n".join(problems)
