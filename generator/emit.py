@@ -356,12 +356,18 @@ def _rows_signature(inst) -> Signature:
 
 
 def rows_context(inst) -> dict:
-    """The reduce along rows: the shape (tuning.rows_shape) and the operator."""
+    """The reduce along rows or down columns: the shape (tuning.rows_shape, cols_shape) and the
+    operator."""
     op = inst.op
+    if inst.family == "rows":
+        what = f"each row of a rows x cols array of {op.in_type.name} into d_out[r]" + (
+            "" if op.commutative else ", in column order"
+        )
+    else:
+        what = f"each column of a rows x cols array of {op.in_type.name} into d_out[c], in row order"
     return dict(
         api_params=_rows_signature(inst),
-        doc=f"{op.summary} of each row of a rows x cols array of {op.in_type.name} (row r at d_in + r * pitch, "
-        f"pitch >= cols elements) into d_out[r]" + ("" if op.commutative else ", in column order"),
+        doc=f"{op.summary} of {what} (row r at d_in + r * pitch, pitch >= cols elements)",
         shape=inst.shape,
         warp_steps=tuning.WARP_STEPS,
     )
@@ -373,6 +379,7 @@ FAMILIES = {
     "transpose": ("transpose/transpose.cu.j2", transpose_context),
     "matmul": ("matmul/matmul.cu.j2", matmul_context),
     "rows": ("rows/rows.cu.j2", rows_context),
+    "cols": ("cols/cols.cu.j2", rows_context),
 }
 
 
@@ -438,8 +445,8 @@ def _summary(inst) -> str:
         sr = inst.semiring
         what = f"matrix multiply over {sr.name} ({sr.c_type.name})"
         return f"{inst.public_name:34s} {what}  [{inst.kernel_name.split('_k_')[1]}]"
-    if inst.family == "rows":
-        what = f"{inst.op.summary} of each row of {inst.op.in_type.name}"
+    if inst.family in ("rows", "cols"):
+        what = f"{inst.op.summary} of each {inst.family[:-1]} of {inst.op.in_type.name}"
         return f"{inst.public_name:34s} {what}  [{inst.kernel_name.split('_k_')[1]}]"
     if inst.family == "transpose":
         size = inst.type.size
@@ -454,12 +461,14 @@ def _summary(inst) -> str:
 def _work_params(inst) -> str:
     if inst.family == "matmul":
         return "size_t m, size_t n, size_t k"
-    if inst.family == "rows":
+    if inst.family in ("rows", "cols"):
         return "size_t rows, size_t cols"
     return "size_t rows, size_t cols, size_t batch" if inst.family == "transpose" else "size_t n"
 
 
 def _shape_note(inst) -> str:
+    if inst.family == "cols":
+        return f"blocks of 32 columns by {inst.shape.warps} warps' slices of rows; rows cut in chunks by shape"
     if inst.family == "rows":
         sh = inst.shape
         return (
@@ -520,7 +529,7 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
             if t.public and t not in public_types:
                 public_types.append(t)
     max_words = max([inst.op.acc_type.words for inst in instances if inst.family == "reduce"] or [1])
-    example = next((d for d in decls if d["inst"].family not in ("transpose", "matmul", "rows")), decls[0])
+    example = next((d for d in decls if d["inst"].family in ("reduce", "scan")), decls[0])
     files[header] = env.get_template("header.h.j2").render(
         header=header,
         stamp=stamp,
@@ -539,6 +548,7 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
         transposes=[d for d in decls if d["inst"].family == "transpose"],
         matmuls=[d for d in decls if d["inst"].family == "matmul"],
         rows=[d for d in decls if d["inst"].family == "rows"],
+        cols=[d for d in decls if d["inst"].family == "cols"],
         nccl=any(d["nccl"] for d in decls),
         nccl_skipped=[i.public_name for i in instances if _nccl_kind(spec, i) and _lift_reads_index(i.op)],
         public_types=public_types,
@@ -560,9 +570,12 @@ def _families(instances) -> str:
     }
     seen = []
     for inst in instances:
-        kind = {"transpose": "transposes", "matmul": "matrix multiplies", "rows": "reduces along rows"}.get(
-            inst.family
-        ) or kinds[inst.primitive]
+        kind = {
+            "transpose": "transposes",
+            "matmul": "matrix multiplies",
+            "rows": "reduces along rows",
+            "cols": "reduces down columns",
+        }.get(inst.family) or kinds[inst.primitive]
         if kind not in seen:
             seen.append(kind)
     return ", ".join(seen[:-1]) + (" and " if len(seen) > 1 else "") + seen[-1]

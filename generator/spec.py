@@ -247,8 +247,9 @@ class Rows:
     family = "rows"
 
     @property
-    def shape(self) -> tuning.RowsShape:
-        return tuning.rows_shape(self.op.in_type.size)
+    def shape(self):
+        size = self.op.in_type.size
+        return tuning.rows_shape(size) if self.family == "rows" else tuning.cols_shape(size, self.op.acc_type.size)
 
     @property
     def extra_types(self) -> tuple:
@@ -256,7 +257,7 @@ class Rows:
 
     @property
     def kernel_name(self) -> str:
-        return f"{self.prefix}_k_rows_reduce_{self.op.name}_{self.op.in_type.name}_b{self.shape.block}"
+        return f"{self.prefix}_k_{self.family}_reduce_{self.op.name}_{self.op.in_type.name}_b{self.shape.block}"
 
     @property
     def file_stem(self) -> str:
@@ -265,6 +266,14 @@ class Rows:
     @property
     def symbols(self) -> tuple:
         return (self.public_name, f"{self.public_name}_workspace_bytes")
+
+
+@dataclass(frozen=True)
+class Cols(Rows):
+    """One reduce along columns to generate: one result a column of a rows x cols array with a row
+    pitch, folding down the rows in order."""
+
+    family = "cols"
 
 
 @dataclass
@@ -548,6 +557,7 @@ TABLE_KEYS = {
     "transpose": {"type", "op", "tile", "rows", "remedy", "naive", "name"},
     "matmul": {"semiring", "type", "layout", "witness", "block", "thread", "name"},
     "rows": {"op", "type", "name"},
+    "cols": {"op", "type", "name"},
 }
 
 
@@ -785,11 +795,12 @@ def _operators(t: _Table, prefix, op_names, type_names, types, user_ops) -> list
     return combos
 
 
-def _read_rows(source, entries, prefix, types, user_ops):
+def _read_axis(kind, source, entries, prefix, types, user_ops):
+    """[[rows]] or [[cols]]: a reduce along each row, or down each column"""
     out = []
     for where, raw in entries:
         t = _Table(source, where, raw)
-        t.no_other_keys(TABLE_KEYS["rows"])
+        t.no_other_keys(TABLE_KEYS[kind])
         op_names = _expand(t, "op") if "op" in t.data else t.fail("op", "missing (required)")
         type_names = _expand(t, "type") if "type" in t.data else None
         name = t.ident("name", required=False)
@@ -797,10 +808,10 @@ def _read_rows(source, entries, prefix, types, user_ops):
         if name is not None and len(combos) != 1:
             t.fail("name", "a public name needs exactly one op and one type")
         for op in combos:
-            public = f"{prefix}_rows_reduce_{op.name}_{op.in_type.name}"
+            public = f"{prefix}_{kind}_reduce_{op.name}_{op.in_type.name}"
             if name is not None:
                 public = name if name.startswith(prefix + "_") else f"{prefix}_{name}"
-            out.append((t, Rows(prefix, op, public)))
+            out.append((t, (Rows if kind == "rows" else Cols)(prefix, op, public)))
     return out
 
 
@@ -882,8 +893,8 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
         if kind == "matmul":
             instances += _read_matmuls(source, file_entries, prefix, types, semirings)
             continue
-        if kind == "rows":
-            instances += _read_rows(source, file_entries, prefix, types, user_ops)
+        if kind in ("rows", "cols"):
+            instances += _read_axis(kind, source, file_entries, prefix, types, user_ops)
             continue
         instances += _read_instances(kind, source, file_entries, prefix, types, user_ops)
     for kind in CLI_KINDS:
@@ -894,7 +905,7 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
             source,
             "reduce",
             "the spec asks for no kernel (add a [[reduce]], [[scan]], [[segscan]], [[segreduce]], "
-            "[[transpose]], [[matmul]] or [[rows]] table, or --reduce / --scan)",
+            "[[transpose]], [[matmul]], [[rows]] or [[cols]] table, or --reduce / --scan)",
         )
 
     # every name the header declares, and which table asked for it: no two may be the same

@@ -591,3 +591,46 @@ class RowsShape:
 
 def rows_shape(size: int) -> RowsShape:
     return RowsShape(size)
+
+
+@dataclass(frozen=True)
+class ColsShape:
+    """One result a column.  A lane takes `vec` adjacent columns (one 16-byte word of a row where
+    the rows allow), a warp g column lanes by 32 / g row lanes (g from 1 to 32: the kernel for g is
+    generated for every g in GROUPS, the host picks the fewest that cover the columns), so a warp
+    reads 32 / g runs of g x vec consecutive elements; a block's `warps` warps take a chunk of the
+    rows, each of its warps x 32 / g lanes a row-lane a contiguous slice, folded in row order, the
+    slices' folds then in slice order.  Where the columns' blocks are too few to fill the GPU, the
+    rows are cut into chunks (blockIdx.y), their folds to the workspace, folded after in order."""
+
+    size: int
+    acc_size: int  # the accumulator's: a block's slices hold block x vec of them
+    block: int = 256
+
+    GROUPS = (1, 2, 4, 8, 16, 32)
+
+    @property
+    def vec(self) -> int:
+        """Elements a lane: a 16-byte word of them, fewer where the slices would pass 32 KiB"""
+        v = 16 // self.size if self.size in (1, 2, 4, 8) else 1
+        while v > 1 and self.block * v * self.acc_size > 32 * 1024:
+            v //= 2
+        return v
+
+    @property
+    def word(self) -> str:
+        """The word a lane loads its vec elements as ("" for one element)"""
+        return {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short"}.get(self.vec * self.size, "")
+
+    @property
+    def warps(self) -> int:
+        return self.block // 32
+
+    @property
+    def min_slice(self) -> int:
+        """Rows a lane's slice holds at least, where the rows are cut into chunks"""
+        return 16
+
+
+def cols_shape(size: int, acc_size: int) -> ColsShape:
+    return ColsShape(size, acc_size)

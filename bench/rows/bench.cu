@@ -102,6 +102,47 @@ int main()
                    n * 4 / us / 1e3, copy_us / (2 * us), cub_us, cub_us / us, bad ? "MISMATCH" : "same");
         }
     }
+    // down columns: f32 sums (checked against a double fold on the host for one shape) and the
+    // 2x2 matrix product (a quarter of the rows)
+    const Shape col_shapes[] = { { 1u << 22, 64 }, { 1u << 24, 16 }, { 65536, 4096 }, { 64, 1u << 22 } };
+    std::vector<float> host_in;
+    for (const Shape &s : col_shapes) {
+        const size_t n = s.rows * s.cols;
+        const double copy_us =
+            time_us([&] { CHECK(cudaMemcpyAsync(copy, in, n * 4, cudaMemcpyDeviceToDevice, 0)); }, 10, 7);
+        const size_t wb = br_cols_reduce_sum_f32_workspace_bytes(s.rows, s.cols);
+        void *w = work_for(wb);
+        const double us =
+            time_us([&] { CHECK(br_cols_reduce_sum_f32(in, s.rows, s.cols, s.cols, out, w, wb, 0)); }, 10, 7);
+        const char *check = "";
+        if (s.cols == 64) {
+            host_in.resize(n);
+            CHECK(cudaMemcpy(host_in.data(), in, n * 4, cudaMemcpyDeviceToHost));
+            std::vector<double> want(s.cols, 0.0);
+            for (size_t r = 0; r < s.rows; ++r)
+                for (size_t c = 0; c < s.cols; ++c)
+                    want[c] += host_in[r * s.cols + c];
+            std::vector<float> got(s.cols);
+            CHECK(cudaMemcpy(got.data(), out, s.cols * 4, cudaMemcpyDeviceToHost));
+            size_t bad = 0;
+            for (size_t c = 0; c < s.cols; ++c)
+                bad += std::fabs(got[c] - want[c]) > 1e-3 * std::sqrt((double)s.rows) + 1e-2;
+            check = bad ? "MISMATCH" : "same as the host";
+        }
+        char shape[40];
+        snprintf(shape, sizeof shape, "%zu x %zu", s.rows, s.cols);
+        printf("%-9s %-18s | %8.1f us %9.1f %8.3f | %10s %8s | %s\n", "colsum", shape, us, n * 4 / us / 1e3,
+               copy_us / (2 * us), "", "", check);
+        const Shape q = { s.rows >= 64 * 4 ? s.rows / 4 : s.rows, s.rows >= 64 * 4 ? s.cols : s.cols / 4 };
+        const size_t mw = br_cols_reduce_mat2mul_mat2u_workspace_bytes(q.rows, q.cols);
+        void *m_w = work_for(mw);
+        const double m_us = time_us(
+            [&] { CHECK(br_cols_reduce_mat2mul_mat2u((const mat2u *)in, q.rows, q.cols, q.cols, mout, m_w, mw, 0)); },
+            10, 7);
+        snprintf(shape, sizeof shape, "%zu x %zu", q.rows, q.cols);
+        printf("%-9s %-18s | %8.1f us %9.1f %8.3f | %10s %8s |\n", "colmat2", shape, m_us,
+               q.rows * q.cols * sizeof(mat2u) / m_us / 1e3, copy_us / (2 * m_us), "", "");
+    }
     // a non-commutative product of 2x2 matrices along rows (no CUB row: the operator is ours), a
     // quarter of the rows (16-byte elements: the same bytes as the float rows above)
     for (const Shape &s0 : shapes) {

@@ -17,8 +17,8 @@ TRANSPOSE_SPEC = Path(__file__).resolve().parents[1] / "gpu" / "transpose" / "sp
 MATMUL_SPEC = TRANSPOSE_SPEC.parents[1] / "matmul" / "spec.toml"
 
 GOLDEN = {
-    "sources": "4630affb901c89275caed4ff0ae9a3b8dca494eb9de4fe548ef1042bf762c429",
-    "single_header": "a7aa92426a978ec1fbeea150ab5f35941edf0ab907063dc23a36ac3fc2d64a71",
+    "sources": "13450fc7e23c99b028e61573de8681348e7a9c09213e9277736eafd2bc6b43e7",
+    "single_header": "599ecb09e1795d3a917f4ac9e19c98ea98a1e561a6ea9edc47792c0dbfd2e47d",
     "transposes": "bb9d3fcf36976db63fd97ce39388af2c953e9ce9644af498cb2acd2f3054ca3b",
     "matmuls": "1627ecc967431e9342b1b1450404b22e7ae6be8e6e9c3b60cdf3f4908874ea31",
 }

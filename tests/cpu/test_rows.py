@@ -1,4 +1,4 @@
-"""Reduces along rows on the CPU: spec errors (one line, naming the key), what the generated code
+"""Reduces along rows and down columns on the CPU: spec errors (one line, naming the key), what the generated code
 holds (a kernel for each group of lanes, the long-row kernels, column order for a
 non-commutative operator, 16-byte words only where an element fits them), the header, and nvcc
 over a small spec (the GPU test: the rows instances of tests/gpu/run.py)."""
@@ -25,8 +25,8 @@ MAT2 = {
 }
 
 
-def _spec(*tables):
-    return {"prefix": "t", **MAT2, "rows": list(tables)}
+def _spec(*tables, kind="rows"):
+    return {"prefix": "t", **MAT2, kind: list(tables)}
 
 
 @pytest.mark.parametrize(
@@ -46,8 +46,8 @@ def test_spec_errors_name_the_key(table, key, words):
     assert f"rows[0].{key}" in str(e.value) and words in str(e.value), str(e.value)
 
 
-def _render(table):
-    spec = parse(_spec(table), "s.toml")
+def _render(table, kind="rows"):
+    spec = parse(_spec(table, kind=kind), "s.toml")
     files = emit.render(spec, "t.h")
     return spec.instances[0], next(v for k, v in files.items() if k.endswith(".cu")), files["t.h"]
 
@@ -85,3 +85,26 @@ def test_nvcc_compiles_rows_instances(tmp_path, nvcc):  # noqa: ARG001 - nvcc: p
     results = nvcc_compile_all(sorted(tmp_path.glob("*.cu")), tmp_path)
     problems = [f"{cu}: {r.stderr}" for cu, r in results.items() if r.returncode or WARNING.search(r.stderr)]
     assert len(results) == 7 and not problems, "\n".join(problems)
+
+
+def test_columns_fold_down_the_rows_in_order():
+    inst, src, header = _render({"op": "mat2mul"}, kind="cols")
+    assert inst.public_name == "t_cols_reduce_mat2mul_mat2u"
+    for g in tuning.ColsShape.GROUPS:
+        assert f"{inst.kernel_name}_g{g}(" in src
+    assert "acc[0] = ag_op_combine(acc[0], ag_op_lift(*at, r));" in src  # the lift's index: the row
+    assert "v = ag_op_combine(v, slices[k][k0]);" in src  # the slices in order
+    assert "acc = ag_op_combine(acc, part[y * cols + c]);" in src  # the chunks in order
+    assert "REDUCES DOWN COLUMNS" in header
+    _, src, _ = _render({"op": "sum", "type": "u8"}, kind="cols")  # 16 columns a lane: 512 a block
+    assert "for (unsigned int k0 = threadIdx.x; k0 < 512; k0 += 256)" in src
+
+
+def test_nvcc_compiles_cols_instances(tmp_path, nvcc):  # noqa: ARG001 - nvcc: present
+    spec = parse(_spec({"op": ["sum", "argmin"], "type": ["f32", "u8"]}, {"op": "mat2mul"}, kind="cols"), "s.toml")
+    files = emit.render(spec, "t.h")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    results = nvcc_compile_all(sorted(tmp_path.glob("*.cu")), tmp_path)
+    problems = [f"{cu}: {r.stderr}" for cu, r in results.items() if r.returncode or WARNING.search(r.stderr)]
+    assert len(results) == 5 and not problems, "\n".join(problems)

@@ -179,13 +179,14 @@ void run_reduce(ReduceFn<In, Out> fn, Case c, const std::vector<size_t> &sizes, 
     std::fflush(stdout);
 }
 
-// ---- along rows: each row of a rows x cols array with a pitch, folded on its own ------------------
+// ---- along rows (down = false): each row of a rows x cols array with a pitch folded on its own; down
+// columns (down = true): each column folded down the rows, in order ---------------------------------
 // Shapes: rows and cols from {1, 2, 31, 32, 33, 1000, 2^20 + 7} in combination (up to 2^24
 // elements; quick: 2^21), and long rows that are few (several blocks a row); pitches of cols and
 // of cols + 3; the input one element past the allocation's start (off 16-byte words) for some.
 // Every allocation is exact, the workspace too; each result is compared with an in-order CPU fold.
 template <class In, class Out, class Case>
-void run_rows(RowsFn<In, Out> fn, Case c, bool quick, Stats &st) {
+void run_rows(RowsFn<In, Out> fn, Case c, bool quick, Stats &st, bool down = false) {
     const size_t dims[] = {1, 2, 31, 32, 33, 1000, (1u << 20) + 7};
     struct Shape { size_t rows, cols, pad, shift; };
     std::vector<Shape> shapes;
@@ -193,10 +194,17 @@ void run_rows(RowsFn<In, Out> fn, Case c, bool quick, Stats &st) {
     for (size_t r : dims)
         for (size_t cc : dims)
             if (r * cc <= most) shapes.push_back({r, cc, (r + cc) % 2 ? 3u : 0u, (r * 7 + cc) % 3 == 0 ? 1u : 0u});
-    shapes.push_back({3, 0, 0, 0});                      // empty rows: the identity
-    shapes.push_back({64, quick ? 65543u : 1u << 20, 0, 0});   // long rows, few: several blocks a row
-    shapes.push_back({5, 300007, 3, 1});
-    shapes.push_back({1, 1000003, 0, 0});
+    if (!down) {
+        shapes.push_back({3, 0, 0, 0});                      // empty rows: the identity
+        shapes.push_back({64, quick ? 65543u : 1u << 20, 0, 0});   // long rows, few: several blocks a row
+        shapes.push_back({5, 300007, 3, 1});
+        shapes.push_back({1, 1000003, 0, 0});
+    } else {
+        shapes.push_back({0, 5, 0, 0});                      // no rows: the identity
+        shapes.push_back({quick ? 65543u : 1u << 20, 16, 0, 0});   // long columns, few: chunks of rows
+        shapes.push_back({300007, 5, 3, 1});
+        shapes.push_back({1000003, 1, 0, 0});
+    }
     int done = 0;
     for (size_t si = 0; si < shapes.size(); ++si) {
         const Shape &s = shapes[si];
@@ -208,10 +216,11 @@ void run_rows(RowsFn<In, Out> fn, Case c, bool quick, Stats &st) {
         void *work = nullptr;
         const size_t work_bytes = fn.work_bytes(s.rows, s.cols);
         CK(cudaMalloc(&din, (s.shift + n) * sizeof(In) + 1));
-        CK(cudaMalloc(&dout, s.rows * sizeof(Out) + 1));
+        const size_t outs = down ? s.cols : s.rows;
+        CK(cudaMalloc(&dout, outs * sizeof(Out) + 1));
         if (work_bytes) CK(cudaMalloc(&work, work_bytes));
         CK(cudaMemcpy(din, h.data(), (s.shift + n) * sizeof(In), cudaMemcpyHostToDevice));
-        CK(cudaMemset(dout, 0xAB, s.rows * sizeof(Out)));   // poison: an unwritten result fails
+        CK(cudaMemset(dout, 0xAB, outs * sizeof(Out)));   // poison: an unwritten result fails
         bool ok = true;
         cudaError_t e = fn.call(din + s.shift, s.rows, s.cols, pitch, dout, work, work_bytes, 0);
         if (e == cudaSuccess) e = cudaDeviceSynchronize();
@@ -219,16 +228,19 @@ void run_rows(RowsFn<In, Out> fn, Case c, bool quick, Stats &st) {
             std::printf("FAIL %s %zu x %zu: %s\n", fn.name, s.rows, s.cols, cudaGetErrorString(e));
             ok = false;
         } else {
-            std::vector<Out> got(s.rows);
-            CK(cudaMemcpy(got.data(), dout, s.rows * sizeof(Out), cudaMemcpyDeviceToHost));
-            for (size_t r = 0; r < s.rows && ok; ++r) {
+            std::vector<Out> got(outs);
+            CK(cudaMemcpy(got.data(), dout, outs * sizeof(Out), cudaMemcpyDeviceToHost));
+            const In *base = h.data() + s.shift;
+            for (size_t o = 0; o < outs && ok; ++o) {
                 auto ref = c.start();
-                const In *row = h.data() + s.shift + r * pitch;
-                for (size_t i = 0; i < s.cols; ++i) ref = c.step(ref, row[i], i);
-                Result res = c.same(got[r], ref);
+                if (down)
+                    for (size_t r = 0; r < s.rows; ++r) ref = c.step(ref, base[r * pitch + o], r);
+                else
+                    for (size_t i = 0; i < s.cols; ++i) ref = c.step(ref, base[o * pitch + i], i);
+                Result res = c.same(got[o], ref);
                 if (!res.ok) {
-                    std::printf("FAIL %s %zu x %zu pitch %zu shift %zu: row %zu: %s\n", fn.name, s.rows, s.cols, pitch,
-                                s.shift, r, res.msg.c_str());
+                    std::printf("FAIL %s %zu x %zu pitch %zu shift %zu: %s %zu: %s\n", fn.name, s.rows, s.cols, pitch,
+                                s.shift, down ? "column" : "row", o, res.msg.c_str());
                     ok = false;
                 }
             }
@@ -239,7 +251,7 @@ void run_rows(RowsFn<In, Out> fn, Case c, bool quick, Stats &st) {
         report(st, ok, fn.name, 0, shapes.size());
         ++done;
     }
-    std::printf("  %-36s %d shapes along rows\n", fn.name, done);
+    std::printf("  %-36s %d shapes %s\n", fn.name, done, down ? "down columns" : "along rows");
     std::fflush(stdout);
 }
 

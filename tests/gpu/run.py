@@ -58,6 +58,8 @@ SANITIZED = (
     "t_segreduce_i32_b32_t3",
     "t_rows_reduce_sum_f32",  # along rows: every group of lanes, words, several blocks a row
     "t_rows_reduce_mat2mul_mat2u",  # along rows, in column order
+    "t_cols_reduce_sum_f32",  # down columns, chunks of rows
+    "t_cols_reduce_mat2mul_mat2u",  # down columns, in row order
 )
 
 
@@ -143,6 +145,11 @@ def spec_dict():
     # user operators (non-commutative, another accumulator type)
     data["rows"] = [
         {"op": ["sum", "max"], "type": ["f32", "i32", "u8", "f64", "i16"]},
+        {"op": ["argmin", "ksum"], "type": "f32"},
+        {"op": ["mat2mul", "mat3mul", "welford"]},
+    ]
+    data["cols"] = [
+        {"op": ["sum", "max"], "type": ["f32", "u8", "f64"]},
         {"op": ["argmin", "ksum"], "type": "f32"},
         {"op": ["mat2mul", "mat3mul", "welford"]},
     ]
@@ -252,10 +259,12 @@ def write_main(spec, header):
     for inst in spec.instances:
         op, name = inst.op, inst.public_name
         In, Out, Acc = op.in_type.c, op.out_type.c, op.acc_type.c
-        if inst.family == "rows":
+        if inst.family in ("rows", "cols"):
+            down = ", true" if inst.family == "cols" else ""
             lines.append(f'    if (!filter || std::strstr("{name}", filter))')
             lines.append(
-                f'        run_rows(RowsFn<{In}, {Out}>{{"{name}", {name}_workspace_bytes, {name}}}, {case_expr(inst)}, quick, st);'
+                f'        run_rows(RowsFn<{In}, {Out}>{{"{name}", {name}_workspace_bytes, {name}}}, {case_expr(inst)}, '
+                f"quick, st{down});"
             )
             continue
         H = inst.index.c if inst.heads == "keys" else "uint8_t"
