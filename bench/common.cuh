@@ -1,5 +1,5 @@
-// What the benchmark programs share (bench/transpose, bench/matmul): a CUDA call checked, and a
-// median time a call.
+// What the benchmark programs share (bench/transpose, bench/matmul, bench/rows): a CUDA call
+// checked, a median time a call, and a workspace that grows to the largest asked for.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -41,4 +41,18 @@ template <class F> static double time_us(F f, int calls = 1, int reps = 5)
     cudaEventDestroy(a);
     cudaEventDestroy(b);
     return t[reps / 2];
+}
+
+// a device buffer of at least `bytes`, grown (and so moved) when a larger one is asked for: call
+// it again before each use, never keep its pointer across calls
+static void *bench_workspace(size_t bytes)
+{
+    static void *w = nullptr;
+    static size_t have = 0;
+    if (bytes > have) {
+        CHECK(cudaFree(w));
+        CHECK(cudaMalloc(&w, bytes));
+        have = bytes;
+    }
+    return w;
 }

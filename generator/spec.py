@@ -87,8 +87,21 @@ class SpecError(Exception):
         super().__init__(f"{source}: {key}: {problem}" if key else f"{source}: {problem}")
 
 
+class _Public:
+    """An instance named by its public_name: the file it is written to, and the C functions the
+    header declares for it (the function and its workspace size)."""
+
+    @property
+    def file_stem(self) -> str:
+        return self.public_name
+
+    @property
+    def symbols(self) -> tuple:
+        return (self.public_name, f"{self.public_name}_workspace_bytes")
+
+
 @dataclass(frozen=True)
-class Instance:
+class Instance(_Public):
     """One kernel to generate: which primitive, what it computes and how it is shaped."""
 
     prefix: str
@@ -118,15 +131,6 @@ class Instance:
         return ""
 
     @property
-    def file_stem(self) -> str:
-        return self.public_name
-
-    @property
-    def symbols(self) -> tuple:
-        """The C functions the header declares for this instance."""
-        return (self.public_name, f"{self.public_name}_workspace_bytes")
-
-    @property
     def per_element(self) -> bool:
         """A result for every element (the scans), not one a segment."""
         return self.primitive in (Primitive.SCAN, Primitive.EXSCAN, Primitive.SEGSCAN, Primitive.EXSEGSCAN)
@@ -154,7 +158,7 @@ class Instance:
 
 
 @dataclass(frozen=True)
-class Transpose:
+class Transpose(_Public):
     """One transpose to generate: rows x cols matrices of `type`, batched, through a tile in
     shared memory; the shape (tuning.transpose_shape) is resolved from size, tile, rows, remedy."""
 
@@ -187,17 +191,9 @@ class Transpose:
         what = f"{self.op.name}_{self.in_type.name}_to_{self.type.name}" if self.op else self.type.name
         return f"{self.prefix}_k_transpose_{what}_t{self.tile}_r{self.rows}_{how}"
 
-    @property
-    def file_stem(self) -> str:
-        return self.public_name
-
-    @property
-    def symbols(self) -> tuple:
-        return (self.public_name, f"{self.public_name}_workspace_bytes")
-
 
 @dataclass(frozen=True)
-class Matmul:
+class Matmul(_Public):
     """One tiled matrix multiply to generate, over a semiring; the shape (tuning.matmul_shape) is
     resolved from the element sizes, the witness switch and the spec's block and thread keys."""
 
@@ -227,17 +223,9 @@ class Matmul:
             f"_b{sh.bm}x{sh.bn}x{sh.bk}_t{sh.tm}x{sh.tn}{'_witness' if self.witness else ''}"
         )
 
-    @property
-    def file_stem(self) -> str:
-        return self.public_name
-
-    @property
-    def symbols(self) -> tuple:
-        return (self.public_name, f"{self.public_name}_workspace_bytes")
-
 
 @dataclass(frozen=True)
-class Rows:
+class Rows(_Public):
     """One reduce along rows to generate: each row of a rows x cols array with a row pitch folded
     on its own by an operator; the shape (tuning.rows_shape) is resolved from the input's size."""
 
@@ -258,14 +246,6 @@ class Rows:
     @property
     def kernel_name(self) -> str:
         return f"{self.prefix}_k_{self.family}_reduce_{self.op.name}_{self.op.in_type.name}_b{self.shape.block}"
-
-    @property
-    def file_stem(self) -> str:
-        return self.public_name
-
-    @property
-    def symbols(self) -> tuple:
-        return (self.public_name, f"{self.public_name}_workspace_bytes")
 
 
 @dataclass(frozen=True)

@@ -21,17 +21,6 @@ typedef cudaError_t (*MmFn)(const void *, size_t, const void *, size_t, size_t, 
                             cudaStream_t);
 // the multiplies behind one signature, each with the workspace it asks for (a k split where C's
 // tiles are fewer than a wave of blocks)
-static void *workspace(size_t bytes)
-{
-    static void *w = nullptr;
-    static size_t have = 0;
-    if (bytes > have) {
-        CHECK(cudaFree(w));
-        CHECK(cudaMalloc(&w, bytes));
-        have = bytes;
-    }
-    return w;
-}
 #define WRAP(name, T)                                                                                                  \
     static cudaError_t name##_w(const void *a, size_t lda, const void *b, size_t ldb, size_t m, size_t n, size_t k,    \
                                 int acc, void *c, size_t ldc, cudaStream_t s)                                          \
@@ -41,7 +30,7 @@ static void *workspace(size_t bytes)
             bytes = name##_workspace_bytes(m, n, k);                                                                   \
             at[0] = m, at[1] = n, at[2] = k;                                                                           \
         }                                                                                                              \
-        void *w = workspace(bytes);                                                                                    \
+        void *w = bench_workspace(bytes);                                                                              \
         return name((const T *)a, lda, (const T *)b, ldb, m, n, k, acc, (T *)c, ldc, w, bytes, s);                     \
     }
 WRAP(bm_matmul_plus_times_f32, float)

@@ -17,18 +17,6 @@ struct Shape {
     size_t rows, cols;
 };
 
-static void *work_for(size_t bytes)
-{
-    static void *w = nullptr;
-    static size_t have = 0;
-    if (bytes > have) {
-        CHECK(cudaFree(w));
-        CHECK(cudaMalloc(&w, bytes));
-        have = bytes;
-    }
-    return w;
-}
-
 int main()
 {
     cudaDeviceProp prop;
@@ -67,7 +55,7 @@ int main()
             const bool sum = which == 0;
             const size_t wb = sum ? br_rows_reduce_sum_f32_workspace_bytes(s.rows, s.cols)
                                   : br_rows_reduce_max_f32_workspace_bytes(s.rows, s.cols);
-            void *w = work_for(wb);
+            void *w = bench_workspace(wb);
             auto ours = [&] {
                 CHECK(sum ? br_rows_reduce_sum_f32(in, s.rows, s.cols, s.cols, out, w, wb, 0)
                           : br_rows_reduce_max_f32(in, s.rows, s.cols, s.cols, out, w, wb, 0));
@@ -77,8 +65,8 @@ int main()
                 cub::DeviceSegmentedReduce::Sum(nullptr, cub_bytes, in, ref, (int)s.rows, offsets, offsets + 1);
             else
                 cub::DeviceSegmentedReduce::Max(nullptr, cub_bytes, in, ref, (int)s.rows, offsets, offsets + 1);
-            void *cw = work_for(cub_bytes > wb ? cub_bytes : wb);
-            w = cw; // one buffer for both (work_for may move it)
+            void *cw = bench_workspace(cub_bytes > wb ? cub_bytes : wb);
+            w = cw; // one buffer for both (bench_workspace may move it)
             auto theirs = [&] {
                 size_t b = cub_bytes;
                 if (sum)
@@ -111,7 +99,7 @@ int main()
         const double copy_us =
             time_us([&] { CHECK(cudaMemcpyAsync(copy, in, n * 4, cudaMemcpyDeviceToDevice, 0)); }, 10, 7);
         const size_t wb = br_cols_reduce_sum_f32_workspace_bytes(s.rows, s.cols);
-        void *w = work_for(wb);
+        void *w = bench_workspace(wb);
         const double us =
             time_us([&] { CHECK(br_cols_reduce_sum_f32(in, s.rows, s.cols, s.cols, out, w, wb, 0)); }, 10, 7);
         const char *check = "";
@@ -135,7 +123,7 @@ int main()
                copy_us / (2 * us), "", "", check);
         const Shape q = { s.rows >= 64 * 4 ? s.rows / 4 : s.rows, s.rows >= 64 * 4 ? s.cols : s.cols / 4 };
         const size_t mw = br_cols_reduce_mat2mul_mat2u_workspace_bytes(q.rows, q.cols);
-        void *m_w = work_for(mw);
+        void *m_w = bench_workspace(mw);
         const double m_us = time_us(
             [&] { CHECK(br_cols_reduce_mat2mul_mat2u((const mat2u *)in, q.rows, q.cols, q.cols, mout, m_w, mw, 0)); },
             10, 7);
@@ -149,7 +137,7 @@ int main()
         const Shape s = { s0.rows >= 64 ? s0.rows / 4 : s0.rows, s0.rows >= 64 ? s0.cols : s0.cols / 4 };
         const size_t n = s.rows * s.cols;
         const size_t wb = br_rows_reduce_mat2mul_mat2u_workspace_bytes(s.rows, s.cols);
-        void *w = work_for(wb);
+        void *w = bench_workspace(wb);
         const mat2u *m = (const mat2u *)in;
         const double us =
             time_us([&] { CHECK(br_rows_reduce_mat2mul_mat2u(m, s.rows, s.cols, s.cols, mout, w, wb, 0)); }, 10, 7);

@@ -2,22 +2,11 @@
 PyTorch `x.t().contiguous()` and CuPy `cupy.ascontiguousarray(x.T)`, as GB/s (read and write)
 and as a fraction of a device copy of the same bytes (`y.copy_(x)`), timed by CUDA events."""
 
-import statistics
+import sys
+from pathlib import Path
 
-
-def timed(fn, sync, event):
-    fn()
-    sync()
-    times = []
-    for _ in range(7):
-        a, b = event(), event()
-        a.record()
-        for _ in range(10):
-            fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 100)  # us a call (CuPy's is a function; see below)
-    return statistics.median(times)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from pyanchors import cupy_event, timed  # noqa: E402 - bench/, beside this folder
 
 
 def main():
@@ -51,18 +40,7 @@ def main():
         print(f"CuPy {cp.__version__}")
         dt = {"f32": cp.float32, "f64": cp.float64, "u8": cp.uint8, "i16": cp.int16}
 
-        class Ev:
-            def __init__(self):
-                self.e = cp.cuda.Event()
-
-            def record(self):
-                self.e.record()
-
-            def synchronize(self):
-                self.e.synchronize()
-
-            def elapsed_time(self, other):
-                return cp.cuda.get_elapsed_time(self.e, other.e)
+        Ev = cupy_event(cp)
 
         for name, r, c, b in rows:
             x = cp.random.randint(0, 100, (b, r, c)).astype(dt[name])

@@ -77,16 +77,6 @@ def test_the_index_a_lift_reads_is_the_column():
     assert "v = ag_op_combine(v, ag_op_lift(x[e], c + e));" in src
 
 
-def test_nvcc_compiles_rows_instances(tmp_path, nvcc):  # noqa: ARG001 - nvcc: present
-    spec = parse(_spec({"op": ["sum", "argmin"], "type": ["f32", "u8", "f64"]}, {"op": "mat2mul"}), "s.toml")
-    files = emit.render(spec, "t.h")
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    results = nvcc_compile_all(sorted(tmp_path.glob("*.cu")), tmp_path)
-    problems = [f"{cu}: {r.stderr}" for cu, r in results.items() if r.returncode or WARNING.search(r.stderr)]
-    assert len(results) == 7 and not problems, "\n".join(problems)
-
-
 def test_columns_fold_down_the_rows_in_order():
     inst, src, header = _render({"op": "mat2mul"}, kind="cols")
     assert inst.public_name == "t_cols_reduce_mat2mul_mat2u"
@@ -100,11 +90,18 @@ def test_columns_fold_down_the_rows_in_order():
     assert "for (unsigned int k0 = threadIdx.x; k0 < 512; k0 += 256)" in src
 
 
-def test_nvcc_compiles_cols_instances(tmp_path, nvcc):  # noqa: ARG001 - nvcc: present
-    spec = parse(_spec({"op": ["sum", "argmin"], "type": ["f32", "u8"]}, {"op": "mat2mul"}, kind="cols"), "s.toml")
+@pytest.mark.parametrize(
+    "kind,tables,count",
+    [
+        ("rows", [{"op": ["sum", "argmin"], "type": ["f32", "u8", "f64"]}, {"op": "mat2mul"}], 7),
+        ("cols", [{"op": ["sum", "argmin"], "type": ["f32", "u8"]}, {"op": "mat2mul"}], 5),
+    ],
+)
+def test_nvcc_compiles_instances(tmp_path, nvcc, kind, tables, count):  # noqa: ARG001 - nvcc: present
+    spec = parse(_spec(*tables, kind=kind), "s.toml")
     files = emit.render(spec, "t.h")
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     results = nvcc_compile_all(sorted(tmp_path.glob("*.cu")), tmp_path)
     problems = [f"{cu}: {r.stderr}" for cu, r in results.items() if r.returncode or WARNING.search(r.stderr)]
-    assert len(results) == 5 and not problems, "\n".join(problems)
+    assert len(results) == count and not problems, "\n".join(problems)
