@@ -14,6 +14,7 @@ EXECUTABLES = [
     "build/examples/mat2/mat2",
     "build/examples/nccl/nccl",
     "build/examples/apsp/apsp",
+    "build/examples/softmax/softmax",
 ]
 
 
