@@ -63,7 +63,8 @@ def test_header_is_c11_too(generated):
 
 
 def _workspace_arity(header) -> dict:
-    """{function: parameters of its _workspace_bytes}: 1 (n), or 3 (rows, cols, batch; m, n, k)."""
+    """{function: parameters of its _workspace_bytes}: 1 (n), 2 (rows, cols: along rows or down
+    columns), or 3 (rows, cols, batch; m, n, k)."""
     text = re.sub(r"/\*.*?\*/", "", header.read_text(), flags=re.S)
     found = re.finditer(r"size_t\s+(\w+)_workspace_bytes\s*\(([^)]*)\)\s*;", text)
     return {m.group(1): m.group(2).count(",") + 1 for m in found}
@@ -77,11 +78,12 @@ def _c_user(header, names):
         f'#include "{header.name}"  /* the guard makes this a no-op */',
         "typedef void (*any_fn)(void);",
         "typedef size_t (*workspace_fn)(size_t);",
+        "typedef size_t (*workspace2_fn)(size_t, size_t);",
         "typedef size_t (*workspace3_fn)(size_t, size_t, size_t);",
         "",
     ]
     for i, n in enumerate(names):
-        kind = "workspace3_fn" if arity[n] == 3 else "workspace_fn"
+        kind = {1: "workspace_fn", 2: "workspace2_fn", 3: "workspace3_fn"}[arity[n]]
         lines.append(f"{kind} ws_{i} = {n}_workspace_bytes;")
     lines.append("any_fn reduce_fns[] = {")
     lines += [f"    (any_fn){n}," for n in names]
