@@ -17,10 +17,10 @@ TRANSPOSE_SPEC = Path(__file__).resolve().parents[1] / "gpu" / "transpose" / "sp
 MATMUL_SPEC = TRANSPOSE_SPEC.parents[1] / "matmul" / "spec.toml"
 
 GOLDEN = {
-    "sources": "13450fc7e23c99b028e61573de8681348e7a9c09213e9277736eafd2bc6b43e7",
-    "single_header": "599ecb09e1795d3a917f4ac9e19c98ea98a1e561a6ea9edc47792c0dbfd2e47d",
+    "sources": "1d6eabbfbfbdb7d89d835e9e5f30e376d9d240f0dc6b50febe365cd936f9a7fa",
+    "single_header": "d01b9370330039165d8bad4a909ff6b7f1da9a328b23899929e245ef6217b7ac",
     "transposes": "bb9d3fcf36976db63fd97ce39388af2c953e9ce9644af498cb2acd2f3054ca3b",
-    "matmuls": "1627ecc967431e9342b1b1450404b22e7ae6be8e6e9c3b60cdf3f4908874ea31",
+    "matmuls": "aa84309edc3a4936ab906c94cd44c2029d9a1f76bc3a5b9fc936e49f2d8a95d6",
 }
 
 

@@ -10,7 +10,7 @@ import pytest
 from assocgen import emit, tuning
 from assocgen.spec import SpecError, load, parse
 
-from .util import WARNING, assert_one_error_line, nvcc_compile_all, run_gen
+from .util import assert_one_error_line, nvcc_problems, run_gen
 
 SPEC = Path(__file__).resolve().parents[1] / "gpu" / "matmul" / "spec.toml"
 MAXTIMES = {"name": "maxtimes", "type": "f32", "zero": "0.0f", "add": "fmaxf(x, y)", "mul": "a * b"}
@@ -139,8 +139,5 @@ def test_a_user_semiring_that_does_not_compile_is_one_line(tmp_path, nvcc, lines
 
 def test_nvcc_compiles_the_gpu_tests_spec(tmp_path, nvcc):  # noqa: ARG001 - nvcc: present
     files = emit.render(load(SPEC), "mt.h")
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    results = nvcc_compile_all(sorted(tmp_path.glob("*.cu")), tmp_path)
-    problems = [f"{cu}: {r.stderr}" for cu, r in results.items() if r.returncode or WARNING.search(r.stderr)]
-    assert len(results) == len(load(SPEC).instances) and not problems, "\n".join(problems)
+    compiled, problems = nvcc_problems(files, tmp_path)
+    assert compiled == len(load(SPEC).instances) and not problems, "\n".join(problems)

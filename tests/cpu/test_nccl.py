@@ -10,7 +10,7 @@ import pytest
 from assocgen import emit
 from assocgen.spec import SpecError, load, parse
 
-from .util import WARNING, nvcc_compile_all
+from .util import nvcc_problems
 
 SPEC = Path(__file__).resolve().parents[1] / "gpu" / "nccl" / "spec.toml"
 
@@ -58,8 +58,5 @@ def test_nccls_own_all_reduce_only_where_it_gives_the_same_result():
 
 def test_nvcc_compiles_the_gpu_tests_spec(tmp_path, nvcc):  # noqa: ARG001 - nvcc: present
     files = emit.render(load(SPEC), "nt.h")
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    results = nvcc_compile_all(sorted(tmp_path.glob("*.cu")), tmp_path)
-    problems = [f"{cu}: {r.stderr}" for cu, r in results.items() if r.returncode or WARNING.search(r.stderr)]
-    assert len(results) == 11 and not problems, "\n".join(problems)
+    compiled, problems = nvcc_problems(files, tmp_path)
+    assert compiled == 11 and not problems, "\n".join(problems)

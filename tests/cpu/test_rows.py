@@ -8,7 +8,7 @@ import pytest
 from assocgen import emit, tuning
 from assocgen.spec import SpecError, parse
 
-from .util import WARNING, nvcc_compile_all
+from .util import nvcc_problems
 
 MAT2 = {
     "type": [{"name": "mat2u", "size": 16, "c": "typedef struct { uint32_t a, b, c, d; } mat2u;"}],
@@ -100,8 +100,5 @@ def test_columns_fold_down_the_rows_in_order():
 def test_nvcc_compiles_instances(tmp_path, nvcc, kind, tables, count):  # noqa: ARG001 - nvcc: present
     spec = parse(_spec(*tables, kind=kind), "s.toml")
     files = emit.render(spec, "t.h")
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    results = nvcc_compile_all(sorted(tmp_path.glob("*.cu")), tmp_path)
-    problems = [f"{cu}: {r.stderr}" for cu, r in results.items() if r.returncode or WARNING.search(r.stderr)]
-    assert len(results) == count and not problems, "\n".join(problems)
+    compiled, problems = nvcc_problems(files, tmp_path)
+    assert compiled == count and not problems, "\n".join(problems)

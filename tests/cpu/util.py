@@ -216,3 +216,12 @@ def nvcc_compile_all(sources, incdir: Path, jobs=None) -> dict:
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         results = list(pool.map(lambda s: nvcc_compile(s, incdir), sources))
     return dict(zip(sources, results, strict=True))
+
+
+def nvcc_problems(files: dict, tmp_path: Path) -> tuple:
+    """Write rendered files to tmp_path and compile every .cu with nvcc; returns (sources compiled,
+    the stderr of each that failed or warned)."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    results = nvcc_compile_all(sorted(tmp_path.glob("*.cu")), tmp_path)
+    return len(results), [f"{cu}: {r.stderr}" for cu, r in results.items() if r.returncode or WARNING.search(r.stderr)]

@@ -13,16 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "../family_driver.h"
 #include "mt.h"
-
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint32_t next_u32()
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 32);
-}
 
 template <class T> static T random_value();
 template <> float random_value<float>()
@@ -185,14 +177,9 @@ static void run_case(const Instance &in, const Case &c)
 
 int main(int argc, char **argv)
 {
-    bool quick = false;
-    const char *only = nullptr;
-    for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--quick"))
-            quick = true;
-        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-            only = argv[++i];
-    }
+    const Args args = parse_args(argc, argv);
+    const bool quick = args.quick;
+    const char *only = args.only;
     for (const Instance &in : instances) {
         if (only && strcmp(only, in.name))
             continue;

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "../family_driver.h"
 #include "nt.h"
 
 static int passed = 0, failed = 0, R = 0;
@@ -29,15 +30,6 @@ static void check(bool ok, const std::string &what)
         ++failed;
         printf("FAIL %s\n", what.c_str());
     }
-}
-
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint32_t next_u32()
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (uint32_t)(rng >> 32);
 }
 
 static mat3u mat_mul(mat3u a, mat3u b)
@@ -305,7 +297,7 @@ static bool exact_mat(const mat3u &g, const mat3u &w, double)
 
 int main(int argc, char **argv)
 {
-    const bool quick = argc > 1 && !strcmp(argv[1], "--quick");
+    const bool quick = parse_args(argc, argv).quick;
     cudaGetDeviceCount(&R);
     comms.resize(R);
     if (ncclCommInitAll(comms.data(), R, nullptr) != ncclSuccess) {

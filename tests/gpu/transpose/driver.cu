@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../family_driver.h"
 #include "tt.h"
 
 typedef cudaError_t (*TransposeFn)(const void *in, size_t in_pitch, size_t in_stride, size_t rows, size_t cols,
@@ -40,13 +41,9 @@ static void fail(const Instance &inst, const char *what, const std::string &deta
     printf("FAIL %s %s: %s\n", inst.name, what, detail.c_str());
 }
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static unsigned char next_byte()
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (unsigned char)(rng >> 32);
+    return (unsigned char)next_u32();
 }
 
 struct Case {
@@ -160,14 +157,9 @@ static void run_refusals(const Instance &inst)
 
 int main(int argc, char **argv)
 {
-    bool quick = false;
-    const char *only = nullptr;
-    for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--quick"))
-            quick = true;
-        else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-            only = argv[++i];
-    }
+    const Args args = parse_args(argc, argv);
+    const bool quick = args.quick;
+    const char *only = args.only;
     for (const Instance &inst : instances) {
         if (only && strcmp(only, inst.name))
             continue;
