@@ -9,7 +9,7 @@ changed.
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jinja2
@@ -87,6 +87,7 @@ def reduce_context(inst: Instance) -> dict:
         block_steps=[o for o in tuning.WARP_STEPS if o < shape.warps],
         max_grid=tuning.MAX_GRID,
         SLOT0=tuning.SLOT0,
+        part=False,
     )
 
 
@@ -484,6 +485,19 @@ def _shape_note(inst) -> str:
     return f"block {inst.block}, {inst.items} items a thread"
 
 
+def _part_fold(env, inst, ctx) -> tuple:
+    """A scan across ranks folds its part first, for the carry of the ranks after it: with the
+    reduce family's kernel and launch for the same operator in their default shape, rendered
+    for the scan's file (its namespace ag_part; the operator's functions are the scan's).
+    Returns the code and the macros it defines (undefined after it)."""
+    part = replace(inst, primitive=Primitive.REDUCE, block=tuning.DEFAULT_BLOCK, items=1, blocks_per_sm=0)
+    part = replace(part, items=tuning.default_items(part))
+    pctx = dict(ctx, inst=part, nccl=True, **reduce_context(part))
+    pctx["part"] = True
+    text = env.get_template("reduce/kernel.cuh.j2").render(**pctx).strip("\n")
+    return text, sorted(set(_DEFINE.findall(text)))
+
+
 def render(spec: Spec, header_name: str = None, single_header: bool = False) -> dict:
     """Render the whole spec; returns {file name: text}: the header and a .cu a kernel instance,
     or with single_header the header alone, holding the kernels behind <PREFIX>_IMPLEMENTATION."""
@@ -507,6 +521,8 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
             ctx["nccl_root_api"] = _nccl_signature(ctx["api_params"], root=True)
             ctx["call_args"] = ", ".join(names)
             ctx["call_args_local"] = ", ".join("local" if n == "work_bytes" else n for n in names)
+            if inst.family == "scan":
+                ctx["part_source"], ctx["part_macros"] = _part_fold(env, inst, ctx)
         files[f"{inst.file_stem}.cu"] = simplify.blank_lines(env.get_template(template).render(**ctx))
         decls.append(
             dict(

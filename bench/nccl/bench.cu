@@ -2,7 +2,9 @@
 // thread each): the per-rank bandwidth of a scan across the ranks against the same scan on one
 // GPU alone, and the latency of an all-reduce of a user operator (3x3 matrix product, not
 // commutative: gathered and folded in rank order) against NCCL's all-reduce of one float plus
-// the local reduce.  Built from tests/gpu/nccl/spec.toml (bench/nccl/run.sh).
+// the local reduce.  A scan across ranks reads its part twice (its fold gives the later ranks
+// their carry; then the scan), so the table gives that bound too: one GPU's scan time over the
+// scan's plus the part's reduce's.  Built from tests/gpu/nccl/spec.toml (bench/nccl/run.sh).
 //   ./nccl_bench      prints a table; times are the median of 7 runs of 20 calls (rank 0's)
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -105,6 +107,8 @@ int main()
         cudaError_t (*across)(const void *, size_t, void *, void *, size_t, ncclComm_t, cudaStream_t);
         size_t (*ws)(size_t);
         size_t (*ws_nccl)(size_t, int);
+        cudaError_t (*fold)(const void *, size_t, void *, void *, size_t, cudaStream_t); // the part's reduce
+        size_t (*ws_fold)(size_t);
     } scans[] = {
         { "scan sum f32", (size_t)1 << 28, 4,
           [](const void *i, size_t n, void *o, void *w, size_t wb, cudaStream_t s) {
@@ -113,7 +117,11 @@ int main()
           [](const void *i, size_t n, void *o, void *w, size_t wb, ncclComm_t c, cudaStream_t s) {
               return nt_scan_sum_f32_nccl((const float *)i, n, (float *)o, w, wb, c, s);
           },
-          nt_scan_sum_f32_workspace_bytes, nt_scan_sum_f32_nccl_workspace_bytes },
+          nt_scan_sum_f32_workspace_bytes, nt_scan_sum_f32_nccl_workspace_bytes,
+          [](const void *i, size_t n, void *o, void *w, size_t wb, cudaStream_t s) {
+              return nt_reduce_sum_f32((const float *)i, n, (float *)o, w, wb, s);
+          },
+          nt_reduce_sum_f32_workspace_bytes },
         { "scan mat3mul", (size_t)1 << 25, 36,
           [](const void *i, size_t n, void *o, void *w, size_t wb, cudaStream_t s) {
               return nt_scan_mat3mul_mat3u((const mat3u *)i, n, (mat3u *)o, w, wb, s);
@@ -121,20 +129,28 @@ int main()
           [](const void *i, size_t n, void *o, void *w, size_t wb, ncclComm_t c, cudaStream_t s) {
               return nt_scan_mat3mul_mat3u_nccl((const mat3u *)i, n, (mat3u *)o, w, wb, c, s);
           },
-          nt_scan_mat3mul_mat3u_workspace_bytes, nt_scan_mat3mul_mat3u_nccl_workspace_bytes },
+          nt_scan_mat3mul_mat3u_workspace_bytes, nt_scan_mat3mul_mat3u_nccl_workspace_bytes,
+          [](const void *i, size_t n, void *o, void *w, size_t wb, cudaStream_t s) {
+              return nt_reduce_mat3mul_mat3u((const mat3u *)i, n, (mat3u *)o, w, wb, s);
+          },
+          nt_reduce_mat3mul_mat3u_workspace_bytes },
     };
-    printf("%-28s %12s | %12s %10s | %12s %10s | %s\n", "scan (a rank's part)", "n a rank", "one GPU", "GB/s", "across",
-           "GB/s a rank", "across / one");
+    // bound: a rank's output waits for the folds of the parts before it, so its part is read twice
+    // (the fold, then the scan): one GPU's scan time over the scan's plus the part's reduce's
+    printf("%-28s %12s | %12s %10s | %12s %10s | %12s | %12s %s\n", "scan (a rank's part)", "n a rank", "one GPU",
+           "GB/s", "across", "GB/s a rank", "across / one", "part's fold", "bound (of it)");
     for (const auto &row : scans) {
-        auto b = alloc(row.n * row.size, row.n * row.size, row.ws_nccl(row.n, R));
+        auto b = alloc(row.n * row.size, row.n * row.size, std::max(row.ws_nccl(row.n, R), row.ws_fold(row.n)));
         const double one = time_ranks(
             1, [&](int r, cudaStream_t s) { row.local(b[r].in, row.n, b[r].out, b[r].work, b[r].work_bytes, s); });
+        const double fold = time_ranks(
+            1, [&](int r, cudaStream_t s) { row.fold(b[r].in, row.n, b[r].out, b[r].work, b[r].work_bytes, s); });
         const double across = time_ranks(R, [&](int r, cudaStream_t s) {
             row.across(b[r].in, row.n, b[r].out, b[r].work, b[r].work_bytes, comms[r], s);
         });
-        const double bytes = 2.0 * row.n * row.size;
-        printf("%-28s %12zu | %9.1f us %10.1f | %9.1f us %10.1f | %.3f\n", row.name, row.n, one, bytes / one / 1e3,
-               across, bytes / across / 1e3, one / across);
+        const double bytes = 2.0 * row.n * row.size, bound = one / (one + fold);
+        printf("%-28s %12zu | %9.1f us %10.1f | %9.1f us %10.1f | %12.3f | %9.1f us %.3f (%.2f)\n", row.name, row.n,
+               one, bytes / one / 1e3, across, bytes / across / 1e3, one / across, fold, bound, one / across / bound);
         release(b);
     }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The NCCL test, example and benchmark on the GPU machine (every visible GPU a rank): generate
 # tests/gpu/nccl/spec.toml, build the test driver and bench/nccl/bench.cu, run the test, the
-# quick test under compute-sanitizer memcheck and racecheck, the example (examples/nccl), then
-# the benchmark.  Logs under $OUT.  NVLink multicast stays off (NCCL_NVLS_ENABLE=0).
+# example (examples/nccl), the benchmark, then the quick test under compute-sanitizer memcheck
+# and racecheck.  Logs under $OUT.  NVLink multicast stays off (NCCL_NVLS_ENABLE=0).
 #   bash bench/nccl/run.sh [--quick]
 set -u
 cd "$(dirname "$0")/../.."
@@ -29,10 +29,10 @@ python3 -m assocgen examples/nccl/spec.toml -o $B/example > /dev/null &&
     nvcc -arch=sm_90 -o $B/example/nccl $B/example/*.o -lnccl -lpthread >> "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/gpus.txt"
 $B/nccl_test "$@" | tee "$OUT/nccl-test.txt" | grep -E "FAIL|passed|rank"
+$B/example/nccl | tee "$OUT/example.txt"
+$B/nccl_bench | tee "$OUT/nccl-bench.txt"
 for tool in memcheck racecheck; do   # NCCL's own probes for kernels of other GPUs are API errors, not ours
-    timeout 300 compute-sanitizer --tool=$tool --report-api-errors=no --error-exitcode=3 $B/nccl_test --quick \
+    timeout 200 compute-sanitizer --tool=$tool --report-api-errors=no --error-exitcode=3 $B/nccl_test --quick \
         > "$OUT/$tool.txt" 2>&1
     echo "$tool rc=$? $(grep -E 'passed,|SUMMARY' "$OUT/$tool.txt" | tr '\n' ' ')"
 done
-$B/example/nccl | tee "$OUT/example.txt"
-$B/nccl_bench | tee "$OUT/nccl-bench.txt"

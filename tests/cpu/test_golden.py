@@ -1,7 +1,8 @@
 """A golden hash of what the generator writes for the GPU test runner's instance matrix (every
 builtin pair, the user operators, block and tile sweeps of every primitive), in both forms: the
 separate sources and the single header; for the GPU transpose test's spec (every unit path and
-bank remedy); and for the GPU matrix multiply test's (every semiring, layout and shape).  A change
+bank remedy); for the GPU matrix multiply test's (every semiring, layout and shape); and for the
+NCCL test's (reduces and scans across ranks, both forms).  A change
 to generated code is always deliberate: the commit that makes it updates GOLDEN and says why; a
 refactoring keeps it."""
 
@@ -15,12 +16,14 @@ from .util import gpu_runner
 
 TRANSPOSE_SPEC = Path(__file__).resolve().parents[1] / "gpu" / "transpose" / "spec.toml"
 MATMUL_SPEC = TRANSPOSE_SPEC.parents[1] / "matmul" / "spec.toml"
+NCCL_SPEC = TRANSPOSE_SPEC.parents[1] / "nccl" / "spec.toml"
 
 GOLDEN = {
     "sources": "1d6eabbfbfbdb7d89d835e9e5f30e376d9d240f0dc6b50febe365cd936f9a7fa",
     "single_header": "d01b9370330039165d8bad4a909ff6b7f1da9a328b23899929e245ef6217b7ac",
     "transposes": "bb9d3fcf36976db63fd97ce39388af2c953e9ce9644af498cb2acd2f3054ca3b",
     "matmuls": "aa84309edc3a4936ab906c94cd44c2029d9a1f76bc3a5b9fc936e49f2d8a95d6",
+    "nccl": "37fd77766c5a7f114ac96785ee9ef9f7b3fea5007ba51368519e1e11bd0673e5",
 }
 
 
@@ -40,6 +43,9 @@ def test_rendering_of_the_gpu_matrix_is_golden():
         "single_header": _digest(emit.render(spec, f"{run.PREFIX}.h", single_header=True)),
         "transposes": _digest(emit.render(load(TRANSPOSE_SPEC), "tt.h")),
         "matmuls": _digest(emit.render(load(MATMUL_SPEC), "mt.h")),
+        "nccl": _digest(
+            {**emit.render(load(NCCL_SPEC), "nt.h"), "single": emit.render(load(NCCL_SPEC), "nt.h", True)["nt.h"]}
+        ),
     }
     assert got == GOLDEN, (
         "generated code changed: if on purpose, set GOLDEN in tests/cpu/test_golden.py to\n"

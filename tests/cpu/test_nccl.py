@@ -60,3 +60,12 @@ def test_nvcc_compiles_the_gpu_tests_spec(tmp_path, nvcc):  # noqa: ARG001 - nvc
     files = emit.render(load(SPEC), "nt.h")
     compiled, problems = nvcc_problems(files, tmp_path)
     assert compiled == 11 and not problems, "\n".join(problems)
+
+
+def test_nvcc_compiles_the_gpu_tests_spec_as_one_header(tmp_path, nvcc):  # noqa: ARG001 - nvcc: present
+    # every source's body in a namespace of its own, and a scan's part fold (the reduce family's
+    # kernel) in a namespace inside it: names that meet across them must not be ambiguous
+    files = emit.render(load(SPEC), "nt.h", single_header=True)
+    files["impl.cu"] = '#define NT_IMPLEMENTATION\n#include "nt.h"\n'
+    compiled, problems = nvcc_problems(files, tmp_path)
+    assert compiled == 1 and not problems, "\n".join(problems)
