@@ -238,6 +238,7 @@ def scan_context(inst: Instance) -> dict:
         per_element=inst.per_element,
         tails=inst.primitive == Primitive.REDUCE_BY_KEY,
         title=SCAN_TITLES[inst.primitive],
+        part=False,
         heads_doc=HEADS_DOC.get(inst.heads, ""),
         doc=_doc(inst),
         **_scan_signature(inst),
@@ -350,7 +351,9 @@ def _rows_signature(inst) -> Signature:
                 Param("size_t", "cols"),
                 Param("size_t", "pitch"),
             ),
-            (Param(f"{op.out_type.c} *", "d_out"),),
+            (Param(f"{op.out_type.c} *", "d_out"), Param("size_t", "out_pitch"))
+            if getattr(inst, "kind", "reduce") != "reduce"
+            else (Param(f"{op.out_type.c} *", "d_out"),),
             WORKSPACE,
         )
     )
@@ -366,9 +369,16 @@ def rows_context(inst) -> dict:
         )
     else:
         what = f"each column of a rows x cols array of {op.in_type.name} into d_out[c], in row order"
+    doc = f"{op.summary} of {what} (row r at d_in + r * pitch, pitch >= cols elements)"
+    if getattr(inst, "kind", "reduce") != "reduce":
+        doc = (
+            f"{'inclusive' if inst.kind == 'scan' else 'exclusive'} scan with {op.summary} of each row of a rows x"
+            f" cols array of {op.in_type.name}, in column order (row r at d_in + r * pitch; its scan at d_out +"
+            " r * out_pitch; pitches >= cols elements)"
+        )
     return dict(
         api_params=_rows_signature(inst),
-        doc=f"{op.summary} of {what} (row r at d_in + r * pitch, pitch >= cols elements)",
+        doc=doc,
         shape=inst.shape,
         warp_steps=tuning.WARP_STEPS,
     )
@@ -448,6 +458,9 @@ def _summary(inst) -> str:
         return f"{inst.public_name:34s} {what}  [{inst.kernel_name.split('_k_')[1]}]"
     if inst.family in ("rows", "cols"):
         what = f"{inst.op.summary} of each {inst.family[:-1]} of {inst.op.in_type.name}"
+        if getattr(inst, "kind", "reduce") != "reduce":
+            what = f"{'inclusive' if inst.kind == 'scan' else 'exclusive'} scan ({inst.op.summary}) of each row"
+            what += f" of {inst.op.in_type.name}"
         return f"{inst.public_name:34s} {what}  [{inst.kernel_name.split('_k_')[1]}]"
     if inst.family == "transpose":
         size = inst.type.size
@@ -498,6 +511,20 @@ def _part_fold(env, inst, ctx) -> tuple:
     return text, sorted(set(_DEFINE.findall(text)))
 
 
+def _line_scan(env, inst, ctx) -> tuple:
+    """A scan along rows scans a long row that is one of few with the scan family's kernel and
+    launch (the whole GPU a row, tiles chained by the look-back), rendered for the rows file (its
+    namespace ag_line; the operator's functions and ag_launch_config are that file's).  Returns
+    the code and the macros it defines (undefined after it)."""
+    prim = Primitive.SCAN if inst.kind == "scan" else Primitive.EXSCAN
+    line = Instance(inst.prefix, prim, inst.op, tuning.DEFAULT_BLOCK, 1, f"{inst.public_name}_line")
+    line = replace(line, items=tuning.default_items(line))
+    lctx = dict(ctx, inst=line, nccl=True, **scan_context(line))
+    lctx["part"] = True
+    text = env.get_template("scan/kernel.cuh.j2").render(**lctx).strip("\n")
+    return text, sorted(set(_DEFINE.findall(text)))
+
+
 def render(spec: Spec, header_name: str = None, single_header: bool = False) -> dict:
     """Render the whole spec; returns {file name: text}: the header and a .cu a kernel instance,
     or with single_header the header alone, holding the kernels behind <PREFIX>_IMPLEMENTATION."""
@@ -510,6 +537,8 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
     files, decls = {}, []
     for inst in instances:
         template, shape = FAMILIES[inst.family]
+        if getattr(inst, "kind", "reduce") != "reduce":
+            template = "rows/scan.cu.j2"  # a scan along rows
         op = getattr(inst, "op", None)
         nccl = _nccl(spec, inst)
         ctx = dict(inst=inst, op=op, stamp=stamp, header=header, nccl=nccl, **shape(inst))
@@ -523,6 +552,8 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
             ctx["call_args_local"] = ", ".join("local" if n == "work_bytes" else n for n in names)
             if inst.family == "scan":
                 ctx["part_source"], ctx["part_macros"] = _part_fold(env, inst, ctx)
+        if template == "rows/scan.cu.j2":
+            ctx["line_source"], ctx["line_macros"] = _line_scan(env, inst, ctx)
         files[f"{inst.file_stem}.cu"] = simplify.blank_lines(env.get_template(template).render(**ctx))
         decls.append(
             dict(
@@ -563,7 +594,8 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
         has_scan=any(i.family == "scan" for i in instances),
         transposes=[d for d in decls if d["inst"].family == "transpose"],
         matmuls=[d for d in decls if d["inst"].family == "matmul"],
-        rows=[d for d in decls if d["inst"].family == "rows"],
+        rows=[d for d in decls if d["inst"].family == "rows" and d["inst"].kind == "reduce"],
+        row_scans=[d for d in decls if d["inst"].family == "rows" and d["inst"].kind != "reduce"],
         cols=[d for d in decls if d["inst"].family == "cols"],
         nccl=any(d["nccl"] for d in decls),
         nccl_skipped=[i.public_name for i in instances if _nccl_kind(spec, i) and _lift_reads_index(i.op)],
@@ -589,7 +621,7 @@ def _families(instances) -> str:
         kind = {
             "transpose": "transposes",
             "matmul": "matrix multiplies",
-            "rows": "reduces along rows",
+            "rows": "reduces along rows" if getattr(inst, "kind", "reduce") == "reduce" else "scans along rows",
             "cols": "reduces down columns",
         }.get(inst.family) or kinds[inst.primitive]
         if kind not in seen:

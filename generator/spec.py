@@ -226,12 +226,14 @@ class Matmul(_Public):
 
 @dataclass(frozen=True)
 class Rows(_Public):
-    """One reduce along rows to generate: each row of a rows x cols array with a row pitch folded
-    on its own by an operator; the shape (tuning.rows_shape) is resolved from the input's size."""
+    """One reduce or scan along rows to generate: each row of a rows x cols array with a row pitch
+    folded (kind "reduce") or scanned ("scan", "exscan") on its own by an operator; the shape
+    (tuning.rows_shape) is resolved from the input's size."""
 
     prefix: str
     op: Operator
     public_name: str
+    kind: str = "reduce"
     family = "rows"
 
     @property
@@ -245,7 +247,7 @@ class Rows(_Public):
 
     @property
     def kernel_name(self) -> str:
-        return f"{self.prefix}_k_{self.family}_reduce_{self.op.name}_{self.op.in_type.name}_b{self.shape.block}"
+        return f"{self.prefix}_k_{self.family}_{self.kind}_{self.op.name}_{self.op.in_type.name}_b{self.shape.block}"
 
 
 @dataclass(frozen=True)
@@ -536,7 +538,7 @@ TABLE_KEYS = {
     "segreduce": {"op", "type", "block", "items", "name", "blocks_per_sm", "by", "key", "offset"},
     "transpose": {"type", "op", "tile", "rows", "remedy", "naive", "name"},
     "matmul": {"semiring", "type", "layout", "witness", "block", "thread", "name"},
-    "rows": {"op", "type", "name"},
+    "rows": {"op", "type", "name", "kind"},
     "cols": {"op", "type", "name"},
 }
 
@@ -776,7 +778,7 @@ def _operators(t: _Table, prefix, op_names, type_names, types, user_ops) -> list
 
 
 def _read_axis(kind, source, entries, prefix, types, user_ops):
-    """[[rows]] or [[cols]]: a reduce along each row, or down each column"""
+    """[[rows]] or [[cols]]: a reduce along each row (or a scan: kind), or down each column"""
     out = []
     for where, raw in entries:
         t = _Table(source, where, raw)
@@ -785,13 +787,22 @@ def _read_axis(kind, source, entries, prefix, types, user_ops):
         type_names = _expand(t, "type") if "type" in t.data else None
         name = t.ident("name", required=False)
         combos = _operators(t, prefix, op_names, type_names, types, user_ops)
-        if name is not None and len(combos) != 1:
-            t.fail("name", "a public name needs exactly one op and one type")
-        for op in combos:
-            public = f"{prefix}_{kind}_reduce_{op.name}_{op.in_type.name}"
-            if name is not None:
-                public = name if name.startswith(prefix + "_") else f"{prefix}_{name}"
-            out.append((t, (Rows if kind == "rows" else Cols)(prefix, op, public)))
+        scans = {"reduce": "reduce", "inclusive": "scan", "exclusive": "exscan"}
+        row_kinds = _expand(t, "kind") if "kind" in t.data else ["reduce"]
+        for k in row_kinds:
+            if k not in scans:
+                t.fail("kind", f'{k!r} is none of "reduce", "inclusive", "exclusive"')
+        if name is not None and len(combos) * len(row_kinds) != 1:
+            t.fail("name", "a public name needs exactly one op, one type and one kind")
+        for k in row_kinds:
+            for op in combos:
+                public = f"{prefix}_{kind}_{scans[k]}_{op.name}_{op.in_type.name}"
+                if name is not None:
+                    public = name if name.startswith(prefix + "_") else f"{prefix}_{name}"
+                if kind == "rows":
+                    out.append((t, Rows(prefix, op, public, scans[k])))
+                else:
+                    out.append((t, Cols(prefix, op, public)))
     return out
 
 

@@ -588,6 +588,15 @@ class RowsShape:
         """A warp's run in the block kernel: at least 4 rounds"""
         return 4 * 32 * self.vec
 
+    # Scans along rows, long rows that are few: a block a row runs a block scan a round (its
+    # rounds one after another), or each row in turn is scanned by the whole GPU (the scan
+    # family's kernel: a launch and its tail a row).  The host picks the faster by this model,
+    # measured on the H100 (bench/rows): a block's round of 256 threads takes ROUND_NS; a row's
+    # scan LINE_NS plus its bytes (read and written) at COPY_BYTES_PER_NS.
+    ROUND_NS = 600
+    LINE_NS = 3000
+    COPY_BYTES_PER_NS = 2700
+
 
 def rows_shape(size: int) -> RowsShape:
     return RowsShape(size)

@@ -1,7 +1,8 @@
-"""What a Python user calls for sums along rows and down columns, on the shapes of
-bench/rows/bench.cu: PyTorch `x.sum(dim=1)` / `x.sum(dim=0)` and CuPy `x.sum(axis=1)` /
-`x.sum(axis=0)`, as bytes a second over a device copy's of the same array (`y.copy_(x)`, which
-reads and writes them), timed by CUDA events (medians of 7 runs of 10 calls)."""
+"""What a Python user calls for sums along rows and down columns and cumulative sums along rows,
+on the shapes of bench/rows/bench.cu: PyTorch `x.sum(dim=1)` / `x.sum(dim=0)` /
+`torch.cumsum(x, dim=1)` and CuPy `x.sum(axis=1)` / `x.sum(axis=0)` / `cp.cumsum(x, axis=1)`, as
+bytes a second over a device copy's of the same array (`y.copy_(x)`, which reads and writes
+them), timed by CUDA events (medians of 7 runs of 10 calls)."""
 
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from pyanchors import cupy_event, timed  # noqa: E402 - bench/, beside this fold
 
 SHAPES = [(1 << 24, 16), (1 << 22, 64), (64, 1 << 22), (65536, 4096), (1024, 1024)]
 COL_SHAPES = [(1 << 22, 64), (1 << 24, 16), (65536, 4096), (64, 1 << 22)]
+SCAN_SHAPES = [(1 << 22, 64), (65536, 4096), (64, 1 << 22), (1 << 24, 16), (1024, 1024)]
 
 
 def sweep(lib, dims, sum_along, copy, sync, event):
@@ -25,6 +27,19 @@ def sweep(lib, dims, sum_along, copy, sync, event):
                 f" | of copy {cus / (2 * us):6.3f}"
             )
             del x, y
+
+
+def scans(lib, dims, cumsum, copy, sync, event):
+    """Cumulative sums along rows: time, GB/s (read + written) and a fraction of copy"""
+    for r, c in SCAN_SHAPES:
+        x, y = dims(r, c)
+        us = timed(lambda x=x: cumsum(x), sync, event)
+        cus = timed(lambda x=x, y=y: copy(x, y), sync, event)
+        print(
+            f"{lib:5s} cumsum  {r:9d} x {c:<9d} | {us:9.1f} us {2 * r * c * 4 / us / 1e3:8.1f} GB/s"
+            f" | of copy {cus / us:6.3f}"
+        )
+        del x, y
 
 
 def main():
@@ -45,6 +60,14 @@ def main():
             torch.cuda.synchronize,
             lambda: torch.cuda.Event(enable_timing=True),
         )
+        scans(
+            "torch",
+            arrays,
+            lambda x: torch.cumsum(x, dim=1),
+            lambda x, y: y.copy_(x),
+            torch.cuda.synchronize,
+            lambda: torch.cuda.Event(enable_timing=True),
+        )
     except Exception as ex:  # noqa: BLE001 - an anchor that cannot run is reported, not fatal
         print(f"PyTorch: {ex}")
     try:
@@ -60,6 +83,14 @@ def main():
             "cupy",
             arrays,
             lambda x, d: x.sum(axis=d),
+            lambda x, y: y.__setitem__(Ellipsis, x),
+            cp.cuda.Device().synchronize,
+            cupy_event(cp),
+        )
+        scans(
+            "cupy",
+            arrays,
+            lambda x: cp.cumsum(x, axis=1),
             lambda x, y: y.__setitem__(Ellipsis, x),
             cp.cuda.Device().synchronize,
             cupy_event(cp),

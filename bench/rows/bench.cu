@@ -1,7 +1,8 @@
 // Reduce along rows, side by side in one run: this project's row folds against CUB's
 // DeviceSegmentedReduce (offsets at each row's start; the machine's CUB) and against a device copy
 // of the same bytes, over the issue's shapes (f32 row sums: 2^24 x 16, 2^22 x 64, 64 x 2^22,
-// 65536 x 4096), plus the maximum and a 2x2 matrix product along rows.  Results checked against
+// 65536 x 4096), plus the maximum and a 2x2 matrix product along rows; then scans along rows
+// (cumulative sums, inclusive and exclusive, and the 2x2 matrix product's prefixes).  Results checked against
 // CUB (sums within a float bound, maxima exactly).  Prints a table; medians of 7 runs of 10 calls.
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
@@ -147,6 +148,60 @@ int main()
         snprintf(shape, sizeof shape, "%zu x %zu", s.rows, s.cols);
         printf("%-9s %-18s | %8.1f us %9.1f %8.3f | %10s %8s |\n", "mat2mul", shape, us, n * sizeof(mat2u) / us / 1e3,
                copy_us / (2 * us), "", "");
+    }
+    // scans along rows: cumulative f32 sums (inclusive and exclusive) on the issue's shapes, and the
+    // 2x2 matrix product's prefixes (a quarter of the rows); of copy: the same bytes read and
+    // written.  The inclusive sums of one shape checked against a double scan on the host.
+    const Shape scan_shapes[] = {
+        { 1u << 22, 64 }, { 65536, 4096 }, { 64, 1u << 22 }, { 1u << 24, 16 }, { 1024, 1024 }
+    };
+    for (const Shape &s : scan_shapes) {
+        const size_t n = s.rows * s.cols;
+        const double copy_us =
+            time_us([&] { CHECK(cudaMemcpyAsync(copy, in, n * 4, cudaMemcpyDeviceToDevice, 0)); }, 10, 7);
+        char shape[40];
+        snprintf(shape, sizeof shape, "%zu x %zu", s.rows, s.cols);
+        for (int excl = 0; excl < 2; ++excl) {
+            const size_t wb = excl ? br_rows_exscan_sum_f32_workspace_bytes(s.rows, s.cols)
+                                   : br_rows_scan_sum_f32_workspace_bytes(s.rows, s.cols);
+            void *w = bench_workspace(wb);
+            const double us = time_us(
+                [&] {
+                    CHECK(excl ? br_rows_exscan_sum_f32(in, s.rows, s.cols, s.cols, copy, s.cols, w, wb, 0)
+                               : br_rows_scan_sum_f32(in, s.rows, s.cols, s.cols, copy, s.cols, w, wb, 0));
+                },
+                10, 7);
+            const char *check = "";
+            if (!excl && s.cols == 64) {
+                host_in.resize(n);
+                std::vector<float> got(n);
+                CHECK(cudaMemcpy(host_in.data(), in, n * 4, cudaMemcpyDeviceToHost));
+                CHECK(cudaMemcpy(got.data(), copy, n * 4, cudaMemcpyDeviceToHost));
+                size_t bad = 0;
+                for (size_t r = 0; r < s.rows; ++r) {
+                    double acc = 0;
+                    for (size_t c = 0; c < s.cols; ++c) {
+                        acc += host_in[r * s.cols + c];
+                        bad += std::fabs(got[r * s.cols + c] - acc) > 1e-5 * (c + 1) + 1e-5;
+                    }
+                }
+                check = bad ? "MISMATCH" : "same as the host";
+            }
+            printf("%-9s %-18s | %8.1f us %9.1f %8.3f | %10s %8s | %s\n", excl ? "exscan" : "cumsum", shape, us,
+                   2.0 * n * 4 / us / 1e3, copy_us / us, "", "", check);
+        }
+        const Shape q = { s.rows >= 64 * 4 ? s.rows / 4 : s.rows, s.rows >= 64 * 4 ? s.cols : s.cols / 4 };
+        mat2u *mo = (mat2u *)copy;
+        const size_t mw = br_rows_scan_mat2mul_mat2u_workspace_bytes(q.rows, q.cols);
+        void *m_w = bench_workspace(mw);
+        const double m_us = time_us(
+            [&] {
+                CHECK(br_rows_scan_mat2mul_mat2u((const mat2u *)in, q.rows, q.cols, q.cols, mo, q.cols, m_w, mw, 0));
+            },
+            10, 7);
+        snprintf(shape, sizeof shape, "%zu x %zu", q.rows, q.cols);
+        printf("%-9s %-18s | %8.1f us %9.1f %8.3f | %10s %8s |\n", "scanmat2", shape, m_us,
+               2.0 * q.rows * q.cols * sizeof(mat2u) / m_us / 1e3, copy_us / m_us, "", "");
     }
     return 0;
 }

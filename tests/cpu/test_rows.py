@@ -1,6 +1,7 @@
-"""Reduces along rows and down columns on the CPU: spec errors (one line, naming the key), what the generated code
-holds (a kernel for each group of lanes, the long-row kernels, column order for a
-non-commutative operator, 16-byte words only where an element fits them), the header, and nvcc
+"""Reduces and scans along rows and reduces down columns on the CPU: spec errors (one line, naming
+the key), what the generated code holds (a kernel for each group of lanes, the long-row kernels,
+column order for a non-commutative operator, 16-byte words only where an element fits them; a
+scan's carry across rounds and its long rows by the scan family's kernel), the header, and nvcc
 over a small spec (the GPU test: the rows instances of tests/gpu/run.py)."""
 
 import pytest
@@ -38,6 +39,9 @@ def _spec(*tables, kind="rows"):
         ({"op": "mat2mul", "type": "f32"}, "type", "reduces mat2u"),
         ({"op": ["sum", "max"], "type": "f32", "name": "x"}, "name", "exactly one"),
         ({"op": "sum", "type": "f32", "block": 128}, "block", "unknown key"),
+        ({"op": "sum", "type": "f32", "kind": "prefix"}, "kind", 'none of "reduce", "inclusive", "exclusive"'),
+        ({"op": "sum", "type": "f32", "kind": ["inclusive", "inclusive"]}, "kind", "listed twice"),
+        ({"op": "sum", "type": "f32", "kind": ["reduce", "exclusive"], "name": "x"}, "name", "exactly one"),
     ],
 )
 def test_spec_errors_name_the_key(table, key, words):
@@ -77,6 +81,26 @@ def test_the_index_a_lift_reads_is_the_column():
     assert "v = ag_op_combine(v, ag_op_lift(x[e], c + e));" in src
 
 
+def test_scans_along_rows_carry_the_rounds_before_and_scan_long_rows_by_the_scan_family():
+    inst, src, header = _render({"op": "mat2mul", "kind": "exclusive"})
+    assert inst.public_name == "t_rows_exscan_mat2mul_mat2u"
+    for g in tuning.RowsShape.GROUPS:
+        assert f"ag_rows::{inst.kernel_name}_g{g}," in src  # the host's table of group kernels
+    assert f"{inst.kernel_name}_long(" in src  # a block a row
+    # the group's lanes before this one, after the rounds before; then the group's total
+    assert "before = j == 0 ? carry : ag_op_combine(carry, before);" in src
+    assert "carry = ag_op_combine(carry, ag_shfl(upto, (int)last));" in src
+    assert "y[0] = ag_op_finalize(before);" in src  # exclusive: the identity at column 0
+    # each of a few long rows by the whole GPU: the scan family's kernel in its own namespace
+    assert "namespace ag_line {" in src and "namespace ag_rows {" in src
+    assert "err = ag_line::ag_scan(d_in + r * pitch, cols, d_out + r * out_pitch, NULL, d_work," in src
+    head = "cudaError_t t_rows_exscan_mat2mul_mat2u(const mat2u *d_in, size_t rows, size_t cols, size_t pitch,\n"
+    assert head + "    mat2u *d_out, size_t out_pitch," in header
+    assert "SCANS ALONG ROWS" in header
+    _, src, _ = _render({"op": "sum", "type": "f32", "kind": "inclusive"})
+    assert "*(uint4 *)(row + c) = w;" in src  # 4 floats a word out too
+
+
 def test_columns_fold_down_the_rows_in_order():
     inst, src, header = _render({"op": "mat2mul"}, kind="cols")
     assert inst.public_name == "t_cols_reduce_mat2mul_mat2u"
@@ -94,6 +118,8 @@ def test_columns_fold_down_the_rows_in_order():
     "kind,tables,count",
     [
         ("rows", [{"op": ["sum", "argmin"], "type": ["f32", "u8", "f64"]}, {"op": "mat2mul"}], 7),
+        ("rows", [{"op": ["sum", "argmin"], "type": ["f32", "u8"], "kind": ["inclusive", "exclusive"]}], 8),
+        ("rows", [{"op": ["mat2mul"], "kind": ["inclusive", "exclusive", "reduce"]}], 3),
         ("cols", [{"op": ["sum", "argmin"], "type": ["f32", "u8"]}, {"op": "mat2mul"}], 5),
     ],
 )

@@ -91,6 +91,13 @@ struct RowsFn {
     cudaError_t (*call)(const In *, size_t, size_t, size_t, Out *, void *, size_t, cudaStream_t);
 };
 
+template <class In, class Out>
+struct RowsScanFn {
+    const char *name;
+    size_t (*work_bytes)(size_t, size_t);
+    cudaError_t (*call)(const In *, size_t, size_t, size_t, Out *, size_t, void *, size_t, cudaStream_t);
+};
+
 struct Stats { int passed = 0, failed = 0; };
 
 // --exact: the scans' (plain and segmented) inputs, heads and outputs get allocations of exactly n
@@ -252,6 +259,85 @@ void run_rows(RowsFn<In, Out> fn, Case c, bool quick, Stats &st, bool down = fal
         ++done;
     }
     std::printf("  %-36s %d shapes %s\n", fn.name, done, down ? "down columns" : "along rows");
+    std::fflush(stdout);
+}
+
+// Scans along rows (inclusive, or exclusive: `exclusive`): the same shapes as run_rows' (rows and
+// cols from the set in combination, pitches past a row, inputs off 16-byte words, long rows that
+// are few), each output with a pitch of its own (past a row, or off 16-byte words), and one in
+// place where the output type is the input's.  Every element is compared with the in-order CPU
+// fold of its row; allocations are exact.
+template <class In, class Out, class Case>
+void run_rows_scan(RowsScanFn<In, Out> fn, Case c, bool quick, Stats &st, bool exclusive) {
+    const size_t dims[] = {1, 2, 31, 32, 33, 1000, (1u << 20) + 7};
+    struct Shape { size_t rows, cols, pad, shift, out_pad; bool in_place; };
+    std::vector<Shape> shapes;
+    const size_t most = quick ? (size_t)1 << 21 : (size_t)1 << 24;
+    for (size_t r : dims)
+        for (size_t cc : dims)
+            if (r * cc <= most)
+                shapes.push_back({r, cc, (r + cc) % 2 ? 3u : 0u, (r * 7 + cc) % 3 == 0 ? 1u : 0u, (r + 2 * cc) % 3, false});
+    shapes.push_back({3, 0, 0, 0, 0, false});                             // empty rows: nothing written
+    shapes.push_back({64, quick ? 65543u : 1u << 20, 0, 0, 0, false});    // long rows, few: a block a row
+    shapes.push_back({5, 300007, 3, 1, 1, false});
+    shapes.push_back({1, 1000003, 0, 0, 0, false});
+    shapes.push_back({4000, 16, 0, 0, 0, false});                         // many short rows
+    shapes.push_back({9000, 4096, 0, 0, 0, false});                       // many long rows: a warp a row
+    if (std::is_same<In, Out>::value) {
+        shapes.push_back({1000, 1000, 4, 0, 0, true});                    // in place
+        shapes.push_back({33, 70001, 0, 0, 0, true});
+    }
+    int done = 0;
+    for (size_t si = 0; si < shapes.size(); ++si) {
+        const Shape &s = shapes[si];
+        const size_t pitch = s.cols + s.pad, n = s.rows ? (s.rows - 1) * pitch + s.cols : 0;
+        const size_t out_pitch = s.in_place ? pitch : s.cols + s.out_pad;
+        const size_t out_n = s.rows ? (s.rows - 1) * out_pitch + s.cols : 0;
+        const size_t oshift = s.in_place ? s.shift : s.out_pad % 2;   // output off 16-byte words too
+        std::vector<In> h(s.shift + n + 1);
+        c.gen(h, seed_for(fn.name, si));
+        In *din = nullptr;
+        Out *dout = nullptr;
+        void *work = nullptr;
+        const size_t work_bytes = fn.work_bytes(s.rows, s.cols);
+        CK(cudaMalloc(&din, (s.shift + n) * sizeof(In) + 1));
+        if (!s.in_place) CK(cudaMalloc(&dout, (oshift + out_n) * sizeof(Out) + 1));
+        if (work_bytes) CK(cudaMalloc(&work, work_bytes));
+        CK(cudaMemcpy(din, h.data(), (s.shift + n) * sizeof(In), cudaMemcpyHostToDevice));
+        Out *out = s.in_place ? (Out *)(void *)(din + s.shift) : dout + oshift;
+        if (!s.in_place) CK(cudaMemset(dout, 0xAB, (oshift + out_n) * sizeof(Out) + 1));   // poison
+        bool ok = true;
+        cudaError_t e = fn.call(din + s.shift, s.rows, s.cols, pitch, out, out_pitch, work, work_bytes, 0);
+        if (e == cudaSuccess) e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) {
+            std::printf("FAIL %s %zu x %zu: %s\n", fn.name, s.rows, s.cols, cudaGetErrorString(e));
+            ok = false;
+        } else {
+            std::vector<Out> got(out_n);
+            if (out_n) CK(cudaMemcpy(got.data(), out, out_n * sizeof(Out), cudaMemcpyDeviceToHost));
+            const In *base = h.data() + s.shift;
+            for (size_t r = 0; r < s.rows && ok; ++r) {
+                auto ref = c.start();
+                for (size_t i = 0; i < s.cols && ok; ++i) {
+                    if (!exclusive) ref = c.step(ref, base[r * pitch + i], i);
+                    Result res = c.same(got[r * out_pitch + i], ref);
+                    if (exclusive) ref = c.step(ref, base[r * pitch + i], i);
+                    if (!res.ok) {
+                        std::printf("FAIL %s %zu x %zu pitch %zu out_pitch %zu shift %zu%s: [%zu][%zu]: %s\n", fn.name,
+                                    s.rows, s.cols, pitch, out_pitch, s.shift, s.in_place ? " in place" : "", r, i,
+                                    res.msg.c_str());
+                        ok = false;
+                    }
+                }
+            }
+        }
+        cudaFree(din);
+        cudaFree(dout);
+        cudaFree(work);
+        report(st, ok, fn.name, 0, shapes.size());
+        ++done;
+    }
+    std::printf("  %-36s %d shapes along rows\n", fn.name, done);
     std::fflush(stdout);
 }
 

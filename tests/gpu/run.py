@@ -60,6 +60,8 @@ SANITIZED = (
     "t_rows_reduce_mat2mul_mat2u",  # along rows, in column order
     "t_cols_reduce_sum_f32",  # down columns, chunks of rows
     "t_cols_reduce_mat2mul_mat2u",  # down columns, in row order
+    "t_rows_scan_sum_f32",  # scans along rows: every group of lanes, a block a row, in place
+    "t_rows_exscan_mat2mul_mat2u",  # exclusive, in column order
 )
 
 
@@ -147,6 +149,10 @@ def spec_dict():
         {"op": ["sum", "max"], "type": ["f32", "i32", "u8", "f64", "i16"]},
         {"op": ["argmin", "ksum"], "type": "f32"},
         {"op": ["mat2mul", "mat3mul", "welford"]},
+        # scans along rows
+        {"op": ["sum", "max"], "type": ["f32", "i32", "u8", "f64", "i16"], "kind": ["inclusive", "exclusive"]},
+        {"op": ["argmin", "ksum"], "type": "f32", "kind": ["inclusive", "exclusive"]},
+        {"op": ["mat2mul", "mat3mul", "welford"], "kind": ["inclusive", "exclusive"]},
     ]
     data["cols"] = [
         {"op": ["sum", "max"], "type": ["f32", "u8", "f64"]},
@@ -259,6 +265,14 @@ def write_main(spec, header):
     for inst in spec.instances:
         op, name = inst.op, inst.public_name
         In, Out, Acc = op.in_type.c, op.out_type.c, op.acc_type.c
+        if inst.family == "rows" and inst.kind != "reduce":
+            excl = "true" if inst.kind == "exscan" else "false"
+            lines.append(f'    if (!filter || std::strstr("{name}", filter))')
+            lines.append(
+                f'        run_rows_scan(RowsScanFn<{In}, {Out}>{{"{name}", {name}_workspace_bytes, {name}}}, '
+                f"{case_expr(inst)}, quick, st, {excl});"
+            )
+            continue
         if inst.family in ("rows", "cols"):
             down = ", true" if inst.family == "cols" else ""
             lines.append(f'    if (!filter || std::strstr("{name}", filter))')
@@ -308,16 +322,19 @@ def write_main(spec, header):
     (BUILD / "main.cu").write_text("\n".join(lines))
 
 
-def build(jobs, single_header=False):
+BY_NAME = {f"{PREFIX}_{n}" for n in ("exscan_sum_i32", "exsegscan_sum_i32_by_i32", "reduce_sum_u8", "reduce_max_i8")}
+
+
+def build(jobs, single_header=False, only=None):
     spec = parse(spec_dict(), "tests/gpu/run.py")
     header = f"{PREFIX}.h"
     if single_header:  # the kernels' namespaced form: one instance of each shape
         # (and those that write_main calls by name: an initial value, past 2^31)
-        named = set(SANITIZED) | {
-            f"{PREFIX}_{n}" for n in ("exscan_sum_i32", "exsegscan_sum_i32_by_i32", "reduce_sum_u8", "reduce_max_i8")
-        }
+        named = set(SANITIZED) | BY_NAME
         spec.instances = [inst for inst in spec.instances if inst.public_name in named]
         assert len(spec.instances) == len(named)
+    if only:  # the instances whose names hold `only` (and those write_main calls by name)
+        spec.instances = [inst for inst in spec.instances if only in inst.public_name or inst.public_name in BY_NAME]
     files = emit.render(spec, header, single_header=single_header)
     emit.write(emit.targets(files, BUILD / "gen", BUILD / "gen"), BUILD / "gen", header)
     write_main(spec, header)
@@ -353,12 +370,13 @@ def main():
         action="store_true",
         help="one instance of each kernel shape, from one stb-style header (in build/gputest-single)",
     )
+    ap.add_argument("--only", help="build the instances whose names hold this (a quicker build)")
     args = ap.parse_args()
     global BUILD
     if args.single_header:
         BUILD = ROOT / "build" / "gputest-single"
     if not args.no_build:
-        spec = build(args.jobs, args.single_header)
+        spec = build(args.jobs, args.single_header, args.only)
         print(f"built {len(spec.instances)} instances into {BUILD}", flush=True)
     if args.build_only:
         return 0
@@ -377,6 +395,8 @@ def main():
             # a pair accumulator, a one-warp block and a multi-word shuffle
             for tool in ("memcheck", "racecheck"):
                 for flt in SANITIZED:
+                    if args.only and args.only not in flt:
+                        continue
                     cmd = [
                         "compute-sanitizer",
                         f"--tool={tool}",
