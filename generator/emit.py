@@ -498,31 +498,35 @@ def _shape_note(inst) -> str:
     return f"block {inst.block}, {inst.items} items a thread"
 
 
-def _part_fold(env, inst, ctx) -> tuple:
-    """A scan across ranks folds its part first, for the carry of the ranks after it: with the
-    reduce family's kernel and launch for the same operator in their default shape, rendered
-    for the scan's file (its namespace ag_part; the operator's functions are the scan's).
-    Returns the code and the macros it defines (undefined after it)."""
-    part = replace(inst, primitive=Primitive.REDUCE, block=tuning.DEFAULT_BLOCK, items=1, blocks_per_sm=0)
-    part = replace(part, items=tuning.default_items(part))
-    pctx = dict(ctx, inst=part, nccl=True, **reduce_context(part))
+def _part(env, family, inst, ctx) -> tuple:
+    """Another family's kernel and launch for `inst`, rendered for a file that holds them in a
+    namespace of their own (the operator's functions and ag_launch_config are that file's; nccl's
+    form, whose static ag_reduce / ag_scan is the entry).  Returns the code and the macros it
+    defines (undefined after it)."""
+    template, context = FAMILIES[family]
+    pctx = dict(ctx, inst=inst, nccl=True, **context(inst))
     pctx["part"] = True
-    text = env.get_template("reduce/kernel.cuh.j2").render(**pctx).strip("\n")
+    text = env.get_template(template.replace(f"{family}.cu.j2", "kernel.cuh.j2")).render(**pctx).strip("\n")
     return text, sorted(set(_DEFINE.findall(text)))
+
+
+def _default_items(inst):
+    return replace(inst, items=tuning.default_items(inst))
+
+
+def _part_fold(env, inst, ctx) -> tuple:
+    """A scan across ranks folds its part first, for the carry of the ranks after it: the reduce
+    family's kernel for the same operator in its default shape (namespace ag_part)."""
+    part = replace(inst, primitive=Primitive.REDUCE, block=tuning.DEFAULT_BLOCK, items=1, blocks_per_sm=0)
+    return _part(env, "reduce", _default_items(part), ctx)
 
 
 def _line_scan(env, inst, ctx) -> tuple:
-    """A scan along rows scans a long row that is one of few with the scan family's kernel and
-    launch (the whole GPU a row, tiles chained by the look-back), rendered for the rows file (its
-    namespace ag_line; the operator's functions and ag_launch_config are that file's).  Returns
-    the code and the macros it defines (undefined after it)."""
+    """A scan along rows scans a long row that is one of few with the scan family's kernel (the
+    whole GPU a row, tiles chained by the look-back; namespace ag_line)."""
     prim = Primitive.SCAN if inst.kind == "scan" else Primitive.EXSCAN
     line = Instance(inst.prefix, prim, inst.op, tuning.DEFAULT_BLOCK, 1, f"{inst.public_name}_line")
-    line = replace(line, items=tuning.default_items(line))
-    lctx = dict(ctx, inst=line, nccl=True, **scan_context(line))
-    lctx["part"] = True
-    text = env.get_template("scan/kernel.cuh.j2").render(**lctx).strip("\n")
-    return text, sorted(set(_DEFINE.findall(text)))
+    return _part(env, "scan", _default_items(line), ctx)
 
 
 def render(spec: Spec, header_name: str = None, single_header: bool = False) -> dict:

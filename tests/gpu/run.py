@@ -265,20 +265,15 @@ def write_main(spec, header):
     for inst in spec.instances:
         op, name = inst.op, inst.public_name
         In, Out, Acc = op.in_type.c, op.out_type.c, op.acc_type.c
-        if inst.family == "rows" and inst.kind != "reduce":
-            excl = "true" if inst.kind == "exscan" else "false"
-            lines.append(f'    if (!filter || std::strstr("{name}", filter))')
-            lines.append(
-                f'        run_rows_scan(RowsScanFn<{In}, {Out}>{{"{name}", {name}_workspace_bytes, {name}}}, '
-                f"{case_expr(inst)}, quick, st, {excl});"
-            )
-            continue
         if inst.family in ("rows", "cols"):
-            down = ", true" if inst.family == "cols" else ""
+            if inst.family == "rows" and inst.kind != "reduce":  # scans along rows
+                runner, fn, tail = "run_rows_scan", "RowsScanFn", ", " + str(inst.kind == "exscan").lower()
+            else:
+                runner, fn, tail = "run_rows", "RowsFn", ", true" if inst.family == "cols" else ""
             lines.append(f'    if (!filter || std::strstr("{name}", filter))')
             lines.append(
-                f'        run_rows(RowsFn<{In}, {Out}>{{"{name}", {name}_workspace_bytes, {name}}}, {case_expr(inst)}, '
-                f"quick, st{down});"
+                f'        {runner}({fn}<{In}, {Out}>{{"{name}", {name}_workspace_bytes, {name}}}, {case_expr(inst)}, '
+                f"quick, st{tail});"
             )
             continue
         H = inst.index.c if inst.heads == "keys" else "uint8_t"
