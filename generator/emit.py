@@ -76,10 +76,65 @@ def _env():
     return env
 
 
+@dataclass(frozen=True)
+class Input:
+    """One input array as the kernels name it: `in` (in0, in1, ... where the operator reads
+    several), its elements in registers `x` (x0, ...), and the 16-byte words a lane's items span
+    on the vector path (0: element by element, as a narrower input beside a wider one)."""
+
+    sfx: str  # "" for the one input; "0", "1", ... for several
+    c: str
+    size: int
+    words: int
+
+    @property
+    def ptr(self) -> str:
+        return "in" + self.sfx
+
+    @property
+    def x(self) -> str:
+        return "x" + self.sfx
+
+    @property
+    def d(self) -> str:
+        return "d_in" + self.sfx
+
+
+def _inputs(op, words_of) -> dict:
+    """The template's names for the input arrays: `ins` (Inputs; words_of(type) their words a
+    lane), the kernel's parameters, the public function's arguments and checks, and `elems(i)` /
+    `xs(k)`: the lift's element arguments read at index i, or from the registers' item k."""
+    several = bool(op.inputs)
+    ins = [Input(str(k) if several else "", t.c, t.size, words_of(t)) for k, t in enumerate(op.in_types)]
+    vec = [v for v in ins if v.words]
+    bits = " | ".join(f"(uintptr_t){v.d}" for v in vec)
+    return dict(
+        ins=ins,
+        in_params=", ".join(f"const {v.c} *{v.ptr}" for v in ins),
+        in_restrict=", ".join(f"const {v.c} *__restrict__ {v.ptr}" for v in ins),
+        in_args=", ".join(v.d for v in ins),
+        in_null=" || ".join(f"{v.d} == NULL" for v in ins),
+        in_bits=f"({bits})" if len(vec) > 1 else bits,
+        elems=lambda i: ", ".join(f"{v.ptr}[{i}]" for v in ins),
+        xs=lambda k: ", ".join(f"{v.x}[{k}]" for v in ins),
+    )
+
+
+def _in_params(op) -> tuple:
+    """The public function's input pointers: d_in, or d_in0, d_in1, ... for several."""
+    several = bool(op.inputs)
+    return tuple(Param(f"const {t.c} *", f"d_in{k if several else ''}") for k, t in enumerate(op.in_types))
+
+
 def reduce_context(inst: Instance) -> dict:
     """The reduce template's names: the instance's shape (tuning.reduce_shape) and its C signature."""
     shape = tuning.reduce_shape(inst)
+    if shape.striped:  # a lane's words are striped: an input of the widest size loads as they do
+        words = lambda t: shape.words if t.size == inst.op.in_type.size else 0  # noqa: E731
+    else:  # a lane's items are consecutive: any input whose items are whole words loads as words
+        words = lambda t: tuning.words16(shape.items, t.size) if shape.words else 0  # noqa: E731
     return dict(
+        **_inputs(inst.op, words),
         api_params=_reduce_signature(inst),
         doc=_doc(inst),
         shape=shape,
@@ -137,7 +192,7 @@ def _reduce_signature(inst: Instance) -> Signature:
     op = inst.op
     return Signature(
         (
-            (Param(f"const {op.in_type.c} *", "d_in"), Param("size_t", "n"), Param(f"{op.out_type.c} *", "d_out")),
+            (*_in_params(op), Param("size_t", "n"), Param(f"{op.out_type.c} *", "d_out")),
             WORKSPACE,
         )
     )
@@ -147,16 +202,16 @@ def _scan_signature(inst: Instance) -> dict:
     """The scan family's C signatures, by primitive: the public function's, and the kernel's
     parameters for where segments start (`head`) and for its outputs (`outs`)."""
     op, heads = inst.op, inst.heads
-    In, Out, Acc = op.in_type.c, op.out_type.c, op.acc_type.c
+    Out, Acc = op.out_type.c, op.acc_type.c
     Idx = inst.index.c if inst.index else ""
-    d_in, n = Param(f"const {In} *", "d_in"), Param("size_t", "n")
+    d_in, n = _in_params(op), Param("size_t", "n")
     if inst.primitive == Primitive.SEGREDUCE:
         head = [Param(f"const {Idx} *", "offsets"), Param("size_t", "n_segments")]
         outs = [Param(f"{Out} *", "out")]
         api = Signature(
             (
                 (
-                    d_in,
+                    *d_in,
                     n,
                     Param(f"const {Idx} *", "d_offsets"),
                     Param("size_t", "n_segments"),
@@ -165,14 +220,14 @@ def _scan_signature(inst: Instance) -> dict:
                 WORKSPACE,
             )
         )
-        aligned = ["d_in"]
+        aligned = []
     elif inst.primitive == Primitive.REDUCE_BY_KEY:
         head = [Param(f"const {Idx} *", "keys")]
         outs = [Param(f"{Idx} *", "unique_keys"), Param(f"{Out} *", "out"), Param("size_t *", "num_segments")]
         api = Signature(
             (
                 (
-                    d_in,
+                    *d_in,
                     Param(f"const {Idx} *", "d_keys"),
                     n,
                     Param(f"{Out} *", "d_out"),
@@ -182,19 +237,23 @@ def _scan_signature(inst: Instance) -> dict:
                 WORKSPACE,
             )
         )
-        aligned = ["d_in", "d_keys"]
+        aligned = ["d_keys"]
     else:
         head = {
             Heads.NONE: [],
             Heads.FLAGS: [Param("const uint8_t *", "flags")],
             Heads.KEYS: [Param(f"const {Idx} *", "keys")],
         }[heads]
-        first = (d_in, *(Param(p.type, "d_" + p.name) for p in head), n, Param(f"{Out} *", "d_out"))
+        first = (*d_in, *(Param(p.type, "d_" + p.name) for p in head), n, Param(f"{Out} *", "d_out"))
         init = ((Param(f"const {Acc} *", "init"),),) if inst.exclusive else ()
         api = Signature((first, *init, WORKSPACE))
         outs = [Param(f"{Out} *", "out")]
-        aligned = ["d_in", "d_out"] + [f"d_{heads}"] * bool(heads)
+        aligned = ["d_out"] + [f"d_{heads}"] * bool(heads)
     kernel_outs = [Param(p.type, "out_keys") if p.name == "unique_keys" else p for p in outs]
+    # the 16-byte paths need every pointer they touch aligned: the inputs loaded as words first
+    shape = tuning.scan_shape(inst)
+    words = (lambda t: tuning.words16(shape.items, t.size)) if shape.words_in else (lambda t: 0)
+    aligned = [v.d for v in _inputs(op, words)["ins"] if v.words or not op.inputs] + aligned
     return dict(
         api_params=api,
         head_param=_params(head),
@@ -224,7 +283,9 @@ def scan_context(inst: Instance) -> dict:
     """The scan family's template names: the shape (tuning.scan_shape) and the C signatures."""
     shape = tuning.scan_shape(inst)
     op = inst.op
+    words = (lambda t: tuning.words16(shape.items, t.size)) if shape.words_in else (lambda t: 0)
     return dict(
+        **_inputs(op, words),
         shape=shape,
         exclusive=inst.exclusive,
         warp_steps=tuning.WARP_STEPS,
@@ -249,6 +310,8 @@ def _doc(inst: Instance) -> str:
     """One line for the header: what the function computes."""
     op = inst.op
     what = f"{op.summary} of {op.in_type.c}"
+    if op.inputs:
+        what = f"{op.summary} of ({', '.join(t.c for t in op.inputs)}) from d_in0 .. d_in{len(op.inputs) - 1}"
     order = "" if op.commutative or inst.primitive != "reduce" else ", in input order"
     return {
         Primitive.REDUCE: f"reduce: {what}{order} -> d_out[0]",
@@ -418,8 +481,9 @@ def _lift_reads_index(op) -> bool:
 
 
 def _nccl(spec: Spec, inst) -> bool:
-    """Whether `inst` also gets its functions across the ranks of an NCCL communicator."""
-    return _nccl_kind(spec, inst) and not _lift_reads_index(inst.op)
+    """Whether `inst` also gets its functions across the ranks of an NCCL communicator (not for
+    an operator of several inputs: across ranks, one array a rank)."""
+    return _nccl_kind(spec, inst) and not _lift_reads_index(inst.op) and not inst.op.inputs
 
 
 NCCL_WORK = (
@@ -468,7 +532,8 @@ def _summary(inst) -> str:
         if inst.op:
             what = f"transpose through {inst.op.name}'s lift: {inst.in_type.name} -> {inst.type.name}"
     else:
-        what = f"{inst.op.summary} of {inst.op.in_type.name} -> {inst.op.out_type.c}"
+        of = ", ".join(t.name for t in inst.op.in_types)
+        what = f"{inst.op.summary} of {f'({of})' if inst.op.inputs else of} -> {inst.op.out_type.c}"
     return f"{inst.public_name:34s} {what}  [{inst.kernel_name.split('_k_')[1]}]"
 
 
@@ -603,6 +668,9 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
         cols=[d for d in decls if d["inst"].family == "cols"],
         nccl=any(d["nccl"] for d in decls),
         nccl_skipped=[i.public_name for i in instances if _nccl_kind(spec, i) and _lift_reads_index(i.op)],
+        nccl_skipped_inputs=[
+            i.public_name for i in instances if _nccl_kind(spec, i) and i.op.inputs and not _lift_reads_index(i.op)
+        ],
         public_types=public_types,
         guard=header.upper().replace(".", "_").replace("-", "_"),
         max_work=tuning.SLOT0 * 4 + tuning.MAX_GRID * max_words * 4,

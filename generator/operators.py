@@ -3,7 +3,8 @@
 Every operator, builtin or user, is an `Operator`: the input element type, the accumulator
 type, the result type, and four C function bodies:
 
-    lift(x, i)     input element x at global index i -> accumulator     (default: x itself)
+    lift(x, i)     input element x at global index i -> accumulator     (default: x itself);
+                   with several inputs, lift(x0, x1, ..., i): element i of each input array
     combine(a, b)  accumulator x accumulator -> accumulator, associative
     identity()     the accumulator e with combine(e, a) == combine(a, e) == a
     finalize(r)    accumulator -> result                                (default: r itself)
@@ -30,12 +31,32 @@ class Operator:
     finalize: str = "return r;"
     summary: str = ""
     nccl_op: str = ""  # NCCL's own reduction of the same result (commutative builtins), or ""
+    # several input arrays (CTypes, two or more), read element by element in step: the lift takes
+    # x0, x1, ... and i; in_type is then the widest of them (what sizes the tiles' words)
+    inputs: tuple = ()
+
+    @property
+    def in_types(self) -> tuple:
+        """The input arrays' element types, one or several."""
+        return self.inputs or (self.in_type,)
+
+    @property
+    def lift_params(self) -> str:
+        """The lift's element parameters in C: `float x`, or `float x0, float x1` for several."""
+        if not self.inputs:
+            return f"{self.in_type.c} x"
+        return ", ".join(f"{t.c} x{k}" for k, t in enumerate(self.inputs))
+
+    @property
+    def lift_args(self) -> str:
+        """The lift's element parameters' names: `x`, or `x0, x1`."""
+        return ", ".join(f"x{k}" for k in range(len(self.inputs))) if self.inputs else "x"
 
     @property
     def struct_types(self):
-        """The distinct struct types among input, accumulator and result."""
+        """The distinct struct types among inputs, accumulator and result."""
         seen = []
-        for t in (self.in_type, self.acc_type, self.out_type):
+        for t in (*self.in_types, self.acc_type, self.out_type):
             if t.kind == "struct" and t not in seen:
                 seen.append(t)
         return seen
@@ -215,7 +236,7 @@ def segmented(op: Operator, counted: bool = False) -> Operator:
         + "    return r;"
     )
     lift = (
-        f"{name} r;\n    r.v = ag_op_lift(x, i);\n    r.head = head;\n"
+        f"{name} r;\n    r.v = ag_op_lift({op.lift_args}, i);\n    r.head = head;\n"
         + ("    r.count = head;\n" if counted else "")
         + "    return r;"
     )
@@ -230,4 +251,5 @@ def segmented(op: Operator, counted: bool = False) -> Operator:
         lift=lift,
         finalize="return ag_op_finalize(r.v);",
         summary=f"segmented {op.summary}",
+        inputs=op.inputs,
     )

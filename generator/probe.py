@@ -90,13 +90,20 @@ def _cuda_probe(spec: Spec) -> str:
             "sr_fast": "assocgen_f{n}(x[0]) ? r[0] : r[1]",
         }[code.kind].format(n=n)
         in_c = a_c or acc
-        b_param = f"const {b_c} *y" if b_c else f"const {acc} *y"
+        params = f"const {in_c} *x, " + (f"const {b_c} *y" if b_c else f"const {acc} *y")
+        if code.inputs:  # a lift of several inputs: x0, x1, ... and i
+            xs = [f"x{k}" for k in range(len(code.inputs))]
+            args = ", ".join(f"{t.c} {x}" for t, x in zip(code.inputs, xs, strict=True))
+            head = f"static __device__ {acc} assocgen_f{n}({args}, size_t i)"
+            use = f"assocgen_f{n}({', '.join(f'{x}[0]' for x in xs)}, 0)"
+            params = ", ".join(f"const {t.c} *{x}" for t, x in zip(code.inputs, xs, strict=True))
+        unused = "" if code.inputs else "(void)x; (void)y; "
         parts.append(
             f'#line 1 "assocgen-probe"\n{head}\n{{\n    (void){"i" if code.kind == "lift" else "0"};\n'
             f"{_at(code.key)}{code.text}\n"
             f"{_at(_AFTER + code.key)}}}\n"
-            f"__global__ void assocgen_k{n}(const {in_c} *x, {b_param}, {acc} *r)"
-            f" {{ (void)x; (void)y; r[2] = {use}; }}\n"
+            f"__global__ void assocgen_k{n}({params}, {acc} *r)"
+            f" {{ {unused}r[2] = {use}; }}\n"
         )
     return "".join(parts)
 

@@ -20,7 +20,9 @@ key and what is wrong; nothing is written until the whole spec has been checked.
     combine = "..."                    # an expression of a and b, or
     combine_body = "..."               # statements of a and b that return the result
     # input = "f32" with lift = "..." (expression of x and its index i) or lift_body: reduce
-    # an array of another type, e.g. floats into a Welford (count, mean, M2) accumulator
+    # an array of another type, e.g. floats into a Welford (count, mean, M2) accumulator;
+    # inputs = ["f32", "f32"] with lift = "x0 * x1": several arrays read in step (a dot product),
+    # the public functions taking d_in0, d_in1, ... (reduce, scan, segscan, segreduce)
 
     [[reduce]]                         # kernel instances; op and type may be lists
     op = ["sum", "min"]
@@ -77,6 +79,8 @@ from .operators import BUILTIN_OPERATORS, INTEGERS, Operator, builtin, segmented
 from .semirings import BUILTIN_SEMIRINGS, Semiring, builtin_semiring
 
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_INPUTS = 8  # input arrays an operator's lift may read
+ONE_INPUT = "several inputs are for [[reduce]], [[scan]], [[segscan]] and [[segreduce]], one only for"
 
 
 class SpecError(Exception):
@@ -282,6 +286,7 @@ class UserCode:
     type: object = None  # CType: the type defined (type), or the accumulator (functions)
     in_type: object = None  # CType: a lift's input (a semiring's mul and step: A's)
     b_type: object = None  # CType: a semiring's mul and step: B's
+    inputs: tuple = ()  # CTypes: a lift's several inputs (x0, x1, ...)
 
 
 # Names a user type must not take: C and C++ keywords, the standard and CUDA typedefs that the
@@ -480,6 +485,7 @@ def _read_operators(source, data, types, code):
                 "combine",
                 "combine_body",
                 "input",
+                "inputs",
                 "lift",
                 "lift_body",
                 "summary",
@@ -498,27 +504,50 @@ def _read_operators(source, data, types, code):
         commutative = t.get("commutative", "bool", required=True)
         combine = _body(t, "combine", "combine_body", "a and b")
         in_name = t.get("input", "str")
+        in_names = t.get("inputs", "str|list")
         in_type = acc
+        inputs = ()
         lift = "return x;"
-        if in_name is not None:
+        if in_name is not None and in_names is not None:
+            t.fail("inputs", "give either input (one array) or inputs (several), not both")
+        if in_names is not None:
+            in_names = [in_names] if isinstance(in_names, str) else in_names
+            if not 2 <= len(in_names) <= MAX_INPUTS:
+                t.fail(
+                    "inputs", f"lists {len(in_names)} type(s): several inputs are 2 to {MAX_INPUTS} (one: input = ...)"
+                )
+            for tn in in_names:
+                if tn not in types:
+                    t.fail("inputs", f"unknown type {tn!r} (known: {', '.join(types)})")
+            inputs = tuple(types[tn] for tn in in_names)
+            in_type = max(inputs, key=lambda ty: ty.size)  # the first of the widest: it sizes the words
+            names = ", ".join(f"x{k}" for k in range(len(inputs)))
+            lift = _body(t, "lift", "lift_body", f"{names} (element i of each input) and the index i")
+        elif in_name is not None:
             if in_name not in types:
                 t.fail("input", f"unknown type {in_name!r} (known: {', '.join(types)})")
             in_type = types[in_name]
             lift = _body(t, "lift", "lift_body", "x and its index i")
         elif t.get("lift", "str") is not None or t.get("lift_body", "str") is not None:
-            t.fail("lift", 'needs input = "<type>" (the type of the array elements)')
+            t.fail("lift", 'needs input = "<type>" (the type of the array elements) or inputs = [...]')
         identity = f"{acc.c} r = {ident}; return r;"
         summary = t.get("summary", "str", default=name)
         if re.search(r"/\*|\*/|[\x00-\x1f\x7f]", summary):
             t.fail("summary", f"{summary!r} would not fit in a C comment (no '/*', '*/' or control characters)")
-        ops[name] = Operator(name, in_type, acc, acc, combine, identity, commutative, lift=lift, summary=summary)
+        ops[name] = Operator(
+            name, in_type, acc, acc, combine, identity, commutative, lift=lift, summary=summary, inputs=inputs
+        )
         where = f"operator {name!r}"
         code.append(UserCode(f"{where}: identity", "identity", identity, acc))
         code.append(
             UserCode(f"{where}: {'combine' if 'combine' in t.data else 'combine_body'}", "combine", combine, acc)
         )
-        if in_name is not None:
-            code.append(UserCode(f"{where}: {'lift' if 'lift' in t.data else 'lift_body'}", "lift", lift, acc, in_type))
+        if in_name is not None or inputs:
+            code.append(
+                UserCode(
+                    f"{where}: {'lift' if 'lift' in t.data else 'lift_body'}", "lift", lift, acc, in_type, inputs=inputs
+                )
+            )
     return ops
 
 
@@ -605,6 +634,8 @@ def _read_transposes(source, entries, prefix, types, user_ops):
                 known = ", ".join(user_ops) or "none in this spec"
                 t.fail("op", f"unknown operator {op_name!r}: a transpose maps through a [[operator]]'s lift ({known})")
             op = user_ops[op_name]
+            if op.inputs:
+                t.fail("op", f"operator {op_name!r} reads {len(op.inputs)} input arrays: {ONE_INPUT} [[transpose]]")
             type_names = [op.acc_type.name]
         else:
             type_names = _expand(t, "type") if "type" in t.data else t.fail("type", "missing (required)")
@@ -759,7 +790,8 @@ def _operators(t: _Table, prefix, op_names, type_names, types, user_ops) -> list
             op = user_ops[op_name]
             for tn in type_names or [op.in_type.name]:
                 if tn != op.in_type.name:
-                    t.fail("type", f"operator {op_name!r} reduces {op.in_type.name}, not {tn!r}")
+                    what = ", ".join(ty.name for ty in op.in_types)
+                    t.fail("type", f"operator {op_name!r} {'reads' if op.inputs else 'reduces'} {what}, not {tn!r}")
             combos.append(op)
         elif op_name in BUILTIN_OPERATORS:
             allowed = BUILTIN_OPERATORS[op_name][0]
@@ -787,6 +819,9 @@ def _read_axis(kind, source, entries, prefix, types, user_ops):
         type_names = _expand(t, "type") if "type" in t.data else None
         name = t.ident("name", required=False)
         combos = _operators(t, prefix, op_names, type_names, types, user_ops)
+        for op in combos:
+            if op.inputs:
+                t.fail("op", f"operator {op.name!r} reads {len(op.inputs)} input arrays: {ONE_INPUT} [[{kind}]]")
         scans = {"reduce": "reduce", "inclusive": "scan", "exclusive": "exscan"}
         row_kinds = _expand(t, "kind") if "kind" in t.data else ["reduce"]
         for k in row_kinds:

@@ -64,8 +64,10 @@ def words16(items: int, size: int) -> int:
 def resident_tile(prim: str, op, block: int, items: int) -> bool:
     """Whether a scan-family instance keeps its tile's inputs in shared memory from load to store:
     results written over the inputs (so of their type), whole 16-byte words a thread, for the
-    segmented forms a bit an item in 32, and the staging within the static limit."""
+    segmented forms a bit an item in 32, and the staging within the static limit; one input."""
     size = op.in_type.size
+    if op.inputs:  # several input arrays: their items go through registers
+        return False
     if (items * size) % 16 or stage_chunks(items * size // 16) * 16 * (block // 32) > STAGE_LIMIT:
         return False
     if prim in (Primitive.SCAN, Primitive.EXSCAN):

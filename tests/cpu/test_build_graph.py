@@ -31,6 +31,7 @@ def test_every_spec_is_built():
         "examples/mat2/spec.ninja",
         "examples/minmax/spec.ninja",
         "examples/nccl/spec.ninja",
+        "examples/recurrence/spec.ninja",
         "examples/softmax/spec.ninja",
         "examples/sum_f32/spec.ninja",
         "specs/default.ninja",

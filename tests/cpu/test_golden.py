@@ -2,7 +2,8 @@
 builtin pair, the user operators, block and tile sweeps of every primitive), in both forms: the
 separate sources and the single header; for the GPU transpose test's spec (every unit path and
 bank remedy); for the GPU matrix multiply test's (every semiring, layout and shape); and for the
-NCCL test's (reduces and scans across ranks, both forms).  A change
+NCCL test's (reduces and scans across ranks, both forms); and for the several-inputs test's
+(operators of two and three input arrays in every family they reach).  A change
 to generated code is always deliberate: the commit that makes it updates GOLDEN and says why; a
 refactoring keeps it."""
 
@@ -17,6 +18,7 @@ from .util import gpu_runner
 TRANSPOSE_SPEC = Path(__file__).resolve().parents[1] / "gpu" / "transpose" / "spec.toml"
 MATMUL_SPEC = TRANSPOSE_SPEC.parents[1] / "matmul" / "spec.toml"
 NCCL_SPEC = TRANSPOSE_SPEC.parents[1] / "nccl" / "spec.toml"
+INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 
 GOLDEN = {
     "sources": "1d8e3e7afeabc9bd3338df4dbb01de1de3c39dde7e491ffff4d4b8bb6eeaf9c2",
@@ -24,6 +26,7 @@ GOLDEN = {
     "transposes": "bb9d3fcf36976db63fd97ce39388af2c953e9ce9644af498cb2acd2f3054ca3b",
     "matmuls": "aa84309edc3a4936ab906c94cd44c2029d9a1f76bc3a5b9fc936e49f2d8a95d6",
     "nccl": "37fd77766c5a7f114ac96785ee9ef9f7b3fea5007ba51368519e1e11bd0673e5",
+    "inputs": "3472f29cd13a873b75fb9201e843dd95deac3bd3c8ec8ee155670573ac77770e",
 }
 
 
@@ -46,6 +49,7 @@ def test_rendering_of_the_gpu_matrix_is_golden():
         "nccl": _digest(
             {**emit.render(load(NCCL_SPEC), "nt.h"), "single": emit.render(load(NCCL_SPEC), "nt.h", True)["nt.h"]}
         ),
+        "inputs": _digest(emit.render(load(INPUTS_SPEC), "mi.h")),
     }
     assert got == GOLDEN, (
         "generated code changed: if on purpose, set GOLDEN in tests/cpu/test_golden.py to\n"

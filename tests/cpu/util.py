@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = ("sum_f32", "minmax", "mat2", "nccl", "apsp", "softmax")
+EXAMPLES = ("sum_f32", "minmax", "mat2", "nccl", "apsp", "softmax", "recurrence")
 
 
 def _cuda_home() -> Path:

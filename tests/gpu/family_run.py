@@ -4,6 +4,7 @@ written to cases.inc), build it with driver.cu (a warning fails the build), run 
 named instances' quick cases under compute-sanitizer memcheck and racecheck.
 
     main(here, "transpose", "tt.h", cases, sanitized)   # here: the folder of spec.toml, driver.cu
+    main(..., openmp=True)                              # the driver uses OpenMP (tests/gpu/driver.cuh)
 
 Options: [--quick] [--build-only] [--no-sanitizer] [--jobs N]; logs under $OUT (or
 build/<family>-test); the driver's last line is `N passed, M failed`.
@@ -26,7 +27,7 @@ except ImportError as e:
     sys.exit(f"error: {e}: install the generator first (pip install -e . from the repository root)")
 
 
-def build(here: Path, family: str, header: str, cases, jobs: int) -> Path:
+def build(here: Path, family: str, header: str, cases, jobs: int, openmp: bool = False) -> Path:
     spec = load(here / "spec.toml")
     files = emit.render(spec, header)
     out = ROOT / "build" / f"{family}-test"
@@ -35,7 +36,8 @@ def build(here: Path, family: str, header: str, cases, jobs: int) -> Path:
     for name, text in files.items():
         (src / name).write_text(text)
     (src / "cases.inc").write_text(cases(spec))
-    flags = ["-O3", f"-arch={ARCH}", "-std=c++17", "-Xcompiler", "-Wall,-Wextra", "-I", str(src)]
+    omp = ["-Xcompiler", "-fopenmp"] if openmp else []  # the runners fill large inputs in parallel
+    flags = ["-O3", f"-arch={ARCH}", "-std=c++17", "-Xcompiler", "-Wall,-Wextra", *omp, "-I", str(src)]
     sources = [src / n for n in files if n.endswith(".cu")] + [here / "driver.cu"]
     procs, objs = [], []
     for s in sources:
@@ -47,7 +49,9 @@ def build(here: Path, family: str, header: str, cases, jobs: int) -> Path:
     for p in procs:
         _wait(p)
     exe = out / f"{family}_test"
-    subprocess.run([NVCC, f"-arch={ARCH}", "-o", str(exe), *map(str, objs)], check=True)
+    subprocess.run(
+        [NVCC, f"-arch={ARCH}", "-o", str(exe), *map(str, objs), *(["-lgomp"] if openmp else [])], check=True
+    )
     return exe
 
 
@@ -57,7 +61,7 @@ def _wait(p):
         sys.exit(f"build: {' '.join(p.args)}\n{err}")
 
 
-def main(here: Path, family: str, header: str, cases, sanitized) -> int:
+def main(here: Path, family: str, header: str, cases, sanitized, openmp: bool = False) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--build-only", action="store_true")
@@ -66,7 +70,7 @@ def main(here: Path, family: str, header: str, cases, sanitized) -> int:
     args = ap.parse_args()
     out = Path(os.environ.get("OUT", ROOT / "build" / f"{family}-test"))
     out.mkdir(parents=True, exist_ok=True)
-    exe = build(here, family, header, cases, args.jobs)
+    exe = build(here, family, header, cases, args.jobs, openmp)
     if args.build_only:
         print(f"built {exe}")
         return 0

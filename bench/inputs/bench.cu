@@ -1,0 +1,210 @@
+// Operators of several inputs, side by side in one run: this project's dot product, squared
+// distance and masked sum of two arrays against cuBLAS (cublasSdot, device pointer mode), CUB
+// (DeviceReduce over a transform of a zip of the inputs: what a CUDA C++ user writes) and a device
+// copy of the same bytes; the scan of affine maps (x[t] = a[t] x[t-1] + b[t]) against CUB's
+// DeviceScan over the same zip.  Results checked against a double CPU fold (the reduces, within a
+// float bound) and CUB (the scan's last element).  Medians of 7 runs of 10 calls.
+#include <cub/cub.cuh>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/iterator/zip_iterator.h>
+
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "../common.cuh"
+#include "bi.h"
+
+struct Mul {
+    __host__ __device__ float operator()(const thrust::tuple<float, float> &t) const
+    {
+        return thrust::get<0>(t) * thrust::get<1>(t);
+    }
+};
+struct Dist2 {
+    __host__ __device__ float operator()(const thrust::tuple<float, float> &t) const
+    {
+        const float d = thrust::get<0>(t) - thrust::get<1>(t);
+        return d * d;
+    }
+};
+struct Masked {
+    __host__ __device__ double operator()(const thrust::tuple<double, unsigned char> &t) const
+    {
+        return thrust::get<1>(t) ? thrust::get<0>(t) : 0.0;
+    }
+};
+struct Lift {
+    __host__ __device__ affine operator()(const thrust::tuple<float, float> &t) const
+    {
+        affine r;
+        r.a = thrust::get<0>(t);
+        r.b = thrust::get<1>(t);
+        return r;
+    }
+};
+struct Compose {
+    __host__ __device__ affine operator()(const affine &a, const affine &b) const
+    {
+        affine r;
+        r.a = b.a * a.a;
+        r.b = fmaf(b.a, a.b, b.b);
+        return r;
+    }
+};
+
+// CUB's two-phase call: the temporary storage's size, then the call
+template <class F> static void cub_call(F f)
+{
+    size_t bytes = 0;
+    CHECK(f((void *)nullptr, bytes));
+    CHECK(f(bench_workspace(bytes), bytes));
+}
+
+int main()
+{
+    cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    printf("GPU %s; CUB %d.%d.%d; of copy: bytes read (and written) a second over a device copy's\n", prop.name,
+           CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION);
+    const size_t MAX = (size_t)1 << 28;
+    float *x, *y, *cp, *cs;
+    double *v;
+    unsigned char *mask;
+    affine *scan_out;
+    void *res;
+    CHECK(cudaMalloc(&x, MAX * 4));
+    CHECK(cudaMalloc(&y, MAX * 4));
+    CHECK(cudaMalloc(&v, MAX * 8));
+    CHECK(cudaMalloc(&mask, MAX));
+    CHECK(cudaMalloc(&cp, MAX * 9)); // a copy's destination and source, as large as the largest input
+    CHECK(cudaMalloc(&cs, MAX * 9));
+    CHECK(cudaMemset(cs, 0, MAX * 9));
+    CHECK(cudaMalloc(&scan_out, MAX * sizeof(affine)));
+    CHECK(cudaMalloc(&res, 64));
+    std::vector<float> hx(MAX), hy(MAX);
+    std::vector<double> hv(MAX);
+    std::vector<unsigned char> hm(MAX);
+    {
+        uint32_t s = 1;
+        auto next = [&] { return (s = s * 1664525u + 1013904223u) >> 8; };
+        for (size_t i = 0; i < MAX; ++i) {
+            hx[i] = (float)next() / 16777216.0f - 0.5f;
+            hy[i] = (float)next() / 16777216.0f - 0.5f;
+            hv[i] = (double)next() / 16777216.0 - 0.5;
+            hm[i] = (unsigned char)(next() & 1);
+        }
+        CHECK(cudaMemcpy(x, hx.data(), MAX * 4, cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(y, hy.data(), MAX * 4, cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(v, hv.data(), MAX * 8, cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(mask, hm.data(), MAX, cudaMemcpyHostToDevice));
+    }
+    cublasHandle_t blas;
+    if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS || cublasSetPointerMode(blas, CUBLAS_POINTER_MODE_DEVICE))
+        return fprintf(stderr, "cublas\n"), 1;
+    printf("%-7s %-6s | %9s %8s %7s | %9s %7s | %9s %7s | %s\n", "op", "n", "ours us", "GB/s", "of copy", "cuBLAS",
+           "ours/it", "CUB", "ours/it", "check");
+    for (int lg : { 20, 24, 28 }) {
+        const size_t n = (size_t)1 << lg;
+        for (int which = 0; which < 3; ++which) {
+            const char *name = which == 0 ? "dot" : which == 1 ? "dist2" : "masked";
+            const size_t bytes = which < 2 ? n * 8 : n * 9; // read
+            const double copy_us =
+                time_us([&] { CHECK(cudaMemcpyAsync(cp, cs, bytes, cudaMemcpyDeviceToDevice, 0)); }, 10, 7);
+            size_t wb = which == 0   ? bi_reduce_dot_f32_workspace_bytes(n)
+                        : which == 1 ? bi_reduce_dist2_f32_workspace_bytes(n)
+                                     : bi_reduce_masked_f64_workspace_bytes(n);
+            void *w = nullptr;
+            CHECK(cudaMalloc(&w, wb ? wb : 1));
+            CHECK(cudaMemset(w, 0, wb ? wb : 1));
+            auto ours = [&] {
+                CHECK(which == 0   ? bi_reduce_dot_f32(x, y, n, (float *)res, w, wb, 0)
+                      : which == 1 ? bi_reduce_dist2_f32(x, y, n, (float *)res, w, wb, 0)
+                                   : bi_reduce_masked_f64(v, mask, n, (double *)res, w, wb, 0));
+            };
+            const double us = time_us(ours, 10, 7);
+            double got = 0;
+            if (which < 2) {
+                float g;
+                CHECK(cudaMemcpy(&g, res, 4, cudaMemcpyDeviceToHost));
+                got = g;
+            } else {
+                CHECK(cudaMemcpy(&got, res, 8, cudaMemcpyDeviceToHost));
+            }
+            double want = 0, mag = 0;
+            for (size_t i = 0; i < n; ++i) {
+                const double t = which == 0   ? (double)hx[i] * hy[i]
+                                 : which == 1 ? ((double)hx[i] - hy[i]) * ((double)hx[i] - hy[i])
+                                              : (hm[i] ? hv[i] : 0.0);
+                want += t;
+                mag += std::fabs(t);
+            }
+            const bool ok = std::fabs(got - want) <= (which < 2 ? 1e-5 : 1e-12) * mag + 1e-30;
+            double blas_us = 0;
+            if (which == 0)
+                blas_us = time_us([&] { cublasSdot(blas, (int)n, x, 1, y, 1, (float *)res + 4); }, 10, 7);
+            auto zip = thrust::make_zip_iterator(thrust::make_tuple(x, y));
+            auto zipm = thrust::make_zip_iterator(thrust::make_tuple(v, mask));
+            const double cub_us = time_us(
+                [&] {
+                    if (which == 0)
+                        cub_call([&](void *t, size_t &b) {
+                            return cub::DeviceReduce::Sum(t, b, thrust::make_transform_iterator(zip, Mul()),
+                                                          (float *)res + 8, (long long)n);
+                        });
+                    else if (which == 1)
+                        cub_call([&](void *t, size_t &b) {
+                            return cub::DeviceReduce::Sum(t, b, thrust::make_transform_iterator(zip, Dist2()),
+                                                          (float *)res + 8, (long long)n);
+                        });
+                    else
+                        cub_call([&](void *t, size_t &b) {
+                            return cub::DeviceReduce::Sum(t, b, thrust::make_transform_iterator(zipm, Masked()),
+                                                          (double *)res + 4, (long long)n);
+                        });
+                },
+                10, 7);
+            char blas[32] = "", blas_ratio[32] = "";
+            if (blas_us > 0) {
+                snprintf(blas, sizeof blas, "%9.1f", blas_us);
+                snprintf(blas_ratio, sizeof blas_ratio, "%7.2f", blas_us / us);
+            }
+            printf("%-7s 2^%-4d | %9.1f %8.1f %7.3f | %9s %7s | %9.1f %7.2f | %s\n", name, lg, us, bytes / us / 1e3,
+                   copy_us / (2 * us), blas, blas_ratio, cub_us, cub_us / us, ok ? "ok" : "MISMATCH");
+            CHECK(cudaFree(w));
+        }
+        // the recurrence: reads a and b, writes the maps (8 bytes an element)
+        {
+            const size_t bytes = n * 16;
+            const double copy_us =
+                time_us([&] { CHECK(cudaMemcpyAsync(cp, cs, n * 8, cudaMemcpyDeviceToDevice, 0)); }, 10, 7);
+            const size_t wb = bi_scan_recur_f32_workspace_bytes(n);
+            void *w = nullptr;
+            CHECK(cudaMalloc(&w, wb ? wb : 1));
+            CHECK(cudaMemset(w, 0, wb ? wb : 1));
+            const double us = time_us([&] { CHECK(bi_scan_recur_f32(x, y, n, scan_out, w, wb, 0)); }, 10, 7);
+            affine got, want;
+            CHECK(cudaMemcpy(&got, scan_out + n - 1, sizeof got, cudaMemcpyDeviceToHost));
+            auto zip = thrust::make_zip_iterator(thrust::make_tuple(x, y));
+            affine *cub_out = (affine *)cp;
+            const double cub_us = time_us(
+                [&] {
+                    cub_call([&](void *t, size_t &b) {
+                        return cub::DeviceScan::InclusiveScan(t, b, thrust::make_transform_iterator(zip, Lift()),
+                                                              cub_out, Compose(), (long long)n);
+                    });
+                },
+                10, 7);
+            CHECK(cudaMemcpy(&want, cub_out + n - 1, sizeof want, cudaMemcpyDeviceToHost));
+            const bool ok = std::fabs(got.a - want.a) <= 1e-3f * std::fabs(want.a) + 1e-30f &&
+                            std::fabs(got.b - want.b) <= 1e-3f * (std::fabs(want.b) + 1.0f);
+            printf("%-7s 2^%-4d | %9.1f %8.1f %7.3f | %9s %7s | %9.1f %7.2f | %s\n", "recur", lg, us, bytes / us / 1e3,
+                   copy_us / us, "", "", cub_us, cub_us / us, ok ? "ok" : "MISMATCH");
+            CHECK(cudaFree(w));
+        }
+    }
+    cublasDestroy(blas);
+    return 0;
+}

@@ -1,0 +1,112 @@
+"""Operators of several input arrays (an operator's `inputs`, a lift of x0, x1, ... and i) on the
+CPU: what the header declares, the loads each input gets (16-byte words where its items are
+whole words, element by element beside a wider one), the forms they reach (reduce, scans, the
+segmented forms) and those they do not (across ranks), and nvcc over the GPU test's spec
+(tests/gpu/inputs/spec.toml; the GPU test: tests/gpu/inputs/run.py)."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from assocgen import emit
+from assocgen.spec import load, parse
+
+from .util import nvcc_problems
+
+SPEC = Path(__file__).resolve().parents[1] / "gpu" / "inputs" / "spec.toml"
+DOT = {"name": "dot", "inputs": ["f32", "f32"], "type": "f32", "identity": "0.0f", "commutative": True}
+DOT.update(combine="a + b", lift="x0 * x1")
+
+
+def _render(**tables):
+    spec = {"prefix": "q", "operator": [DOT, {**DOT, "name": "wsum", "inputs": ["f64", "u8", "f32"]}]}
+    spec["operator"][1].update(type="f64", identity="0.0", lift="x1 ? x0 * x2 : 0.0")
+    return emit.render(parse({**spec, **tables}, "s.toml"), "q.h")
+
+
+def test_the_header_takes_one_pointer_an_input():
+    h = _render(reduce=[{"op": ["dot", "wsum"]}], scan=[{"op": "dot", "kind": ["inclusive", "exclusive"]}])["q.h"]
+    assert "cudaError_t q_reduce_dot_f32(const float *d_in0, const float *d_in1, size_t n, float *d_out," in h
+    assert "cudaError_t q_reduce_wsum_f64(const double *d_in0, const uint8_t *d_in1, const float *d_in2, size_t n," in h
+    assert (
+        "q_exscan_dot_f32(const float *d_in0, const float *d_in1, size_t n, float *d_out,\n    const float *init," in h
+    )
+    assert "dot of (float, float) from d_in0 .. d_in1" in h  # the function's line
+    assert "dot of (f32, f32) -> float" in h  # the summary
+
+
+def test_inputs_of_one_size_load_as_words_together_and_narrower_ones_element_by_element():
+    files = _render(reduce=[{"op": ["dot", "wsum"]}])
+    dot = files["q_reduce_dot_f32.cu"]
+    assert "raw0[j] = src0[j * 256 + threadIdx.x];" in dot and "raw1[j] = src1[j * 256 + threadIdx.x];" in dot
+    assert (
+        "((((uintptr_t)d_in0 | (uintptr_t)d_in1) & 15) == 0)" in dot or "((uintptr_t)d_in0 | (uintptr_t)d_in1)" in dot
+    )
+    wsum = files["q_reduce_wsum_f64.cu"]
+    # the 8-byte input as words; the 1- and 4-byte ones at the same items, element by element,
+    # and only the words' pointer must be aligned
+    assert "raw0[j] = src0[" in wsum and "src1" not in wsum and "src2" not in wsum
+    assert re.search(r"x1\[j \* 2 \+ e\] = in1\[base \+ ", wsum) and re.search(r"x2\[j \* 2 \+ e\] = in2\[", wsum)
+    assert "((uintptr_t)d_in0 & 15) == 0" in wsum
+    assert "ag_op_lift(x0[j * 2 + e], x1[j * 2 + e], x2[j * 2 + e], " in wsum
+    assert "ag_op_lift(in0[i], in1[i], in2[i], i)" in wsum  # the tail
+
+
+def test_an_ordered_fold_loads_each_input_whose_items_are_whole_words():
+    files = _render(operator=[{**DOT, "commutative": False}], reduce=[{"op": "dot", "items": 8}])
+    src = files["q_reduce_dot_f32.cu"]
+    assert "ag_load_blocked(raw0, (const uint4 *)(in0 + tile * 256), 2, stage[warp], lane);" in src
+    assert "ag_load_blocked(raw1, (const uint4 *)(in1 + tile * 256), 2, stage[warp], lane);" in src
+
+
+def test_the_segmented_forms_pass_every_input_and_the_head():
+    files = _render(
+        segscan=[{"op": "dot"}, {"op": "dot", "heads": "keys", "key": "i32"}],
+        segreduce=[{"op": "wsum"}, {"op": "dot", "by": "keys", "key": "u16"}],
+    )
+    seg = files["q_segscan_dot_f32.cu"]
+    assert re.search(r"ag_seg_lift\(float x0, float x1, size_t i, unsigned int head\)", seg)
+    assert "r.v = ag_op_lift(x0, x1, i);" in seg
+    assert (
+        "q_segreduce_wsum_f64(const double *d_in0, const uint8_t *d_in1, const float *d_in2, size_t n," in files["q.h"]
+    )
+    assert (
+        "q_reduce_dot_f32_by_u16(const float *d_in0, const float *d_in1, const uint16_t *d_keys, size_t n,"
+        in (files["q.h"])
+    )
+    # several inputs keep the tile in registers (the resident tile stages one input)
+    assert "cp.async" not in seg
+
+
+def test_not_across_ranks_and_the_header_says_so():
+    spec = {"prefix": "q", "nccl": True, "operator": [DOT], "reduce": [{"op": ["dot"]}, {"op": "sum", "type": "f32"}]}
+    files = emit.render(parse(spec, "s.toml"), "q.h")
+    assert "q_reduce_sum_f32_nccl_all" in files["q.h"] and "q_reduce_dot_f32_nccl" not in files["q.h"]
+    assert re.search(
+        r"Not across ranks \(their operator reads several input arrays.*\n.*q_reduce_dot_f32\.", files["q.h"]
+    )
+
+
+def test_one_input_renders_as_before():
+    """The single input keeps its names (d_in, in, x): the golden hash of the GPU matrix holds it
+    byte for byte; here, one look at a reduce and a scan."""
+    spec = parse({"prefix": "q", "reduce": [{"op": "sum", "type": "f32"}], "scan": [{"op": "sum", "type": "f32"}]}, "s")
+    files = emit.render(spec, "q.h")
+    assert "(const float *__restrict__ in, size_t n," in files["q_reduce_sum_f32.cu"]
+    assert "raw[j] = src[j * 256 + threadIdx.x];" in files["q_reduce_sum_f32.cu"]
+    assert "q_scan_sum_f32(const float *d_in, size_t n, float *d_out," in files["q.h"]
+
+
+@pytest.mark.slow
+def test_nvcc_compiles_the_gpu_tests_spec(tmp_path, nvcc):  # noqa: ARG001 - nvcc: present
+    files = emit.render(load(SPEC), "mi.h")
+    compiled, problems = nvcc_problems(files, tmp_path)
+    assert compiled == 29 and not problems, "\n".join(problems)
+
+
+def test_nvcc_compiles_the_gpu_tests_spec_as_one_header(tmp_path, nvcc):  # noqa: ARG001 - nvcc: present
+    files = emit.render(load(SPEC), "mi.h", single_header=True)
+    files["impl.cu"] = '#define MI_IMPLEMENTATION\n#include "mi.h"\n'
+    compiled, problems = nvcc_problems(files, tmp_path)
+    assert compiled == 1 and not problems, "\n".join(problems)
