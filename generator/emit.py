@@ -300,6 +300,7 @@ def scan_context(inst: Instance) -> dict:
         tails=inst.primitive == Primitive.REDUCE_BY_KEY,
         title=SCAN_TITLES[inst.primitive],
         part=False,
+        rows=False,
         heads_doc=HEADS_DOC.get(inst.heads, ""),
         doc=_doc(inst),
         **_scan_signature(inst),
@@ -563,14 +564,14 @@ def _shape_note(inst) -> str:
     return f"block {inst.block}, {inst.items} items a thread"
 
 
-def _part(env, family, inst, ctx) -> tuple:
+def _part(env, family, inst, ctx, **switches) -> tuple:
     """Another family's kernel and launch for `inst`, rendered for a file that holds them in a
     namespace of their own (the operator's functions and ag_launch_config are that file's; nccl's
     form, whose static ag_reduce / ag_scan is the entry).  Returns the code and the macros it
     defines (undefined after it)."""
     template, context = FAMILIES[family]
     pctx = dict(ctx, inst=inst, nccl=True, **context(inst))
-    pctx["part"] = True
+    pctx.update(part=True, **switches)
     text = env.get_template(template.replace(f"{family}.cu.j2", "kernel.cuh.j2")).render(**pctx).strip("\n")
     return text, sorted(set(_DEFINE.findall(text)))
 
@@ -587,11 +588,11 @@ def _part_fold(env, inst, ctx) -> tuple:
 
 
 def _line_scan(env, inst, ctx) -> tuple:
-    """A scan along rows scans a long row that is one of few with the scan family's kernel (the
-    whole GPU a row, tiles chained by the look-back; namespace ag_line)."""
+    """A scan along rows scans long rows that are few with the scan family's kernel: every row's
+    tiles in one launch, each row chained by a look-back of its own (namespace ag_line)."""
     prim = Primitive.SCAN if inst.kind == "scan" else Primitive.EXSCAN
     line = Instance(inst.prefix, prim, inst.op, tuning.DEFAULT_BLOCK, 1, f"{inst.public_name}_line")
-    return _part(env, "scan", _default_items(line), ctx)
+    return _part(env, "scan", _default_items(line), ctx, rows=True)
 
 
 def render(spec: Spec, header_name: str = None, single_header: bool = False) -> dict:

@@ -591,10 +591,11 @@ class RowsShape:
         return 4 * 32 * self.vec
 
     # Scans along rows, long rows that are few: a block a row runs a block scan a round (its
-    # rounds one after another), or each row in turn is scanned by the whole GPU (the scan
-    # family's kernel: a launch and its tail a row).  The host picks the faster by this model,
-    # measured on the H100 (bench/rows): a block's round of 256 threads takes ROUND_NS; a row's
-    # scan LINE_NS plus its bytes (read and written) at COPY_BYTES_PER_NS.
+    # rounds one after another), or the whole GPU scans every row in one launch (the scan
+    # family's kernel, each row's tiles chained by a look-back of their own).  The host picks
+    # the faster by this model, measured on the H100 (bench/rows): a block's round of 256
+    # threads takes ROUND_NS; the GPU's scan LINE_NS plus the bytes (read and written) at
+    # COPY_BYTES_PER_NS.
     ROUND_NS = 600
     LINE_NS = 3000
     COPY_BYTES_PER_NS = 2700

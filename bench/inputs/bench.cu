@@ -205,6 +205,35 @@ int main()
             CHECK(cudaFree(w));
         }
     }
+    // the recurrence's scan in other shapes, at 2^28
+    {
+        typedef cudaError_t (*ScanFn)(const float *, const float *, size_t, affine *, void *, size_t, cudaStream_t);
+        struct Variant {
+            const char *name;
+            size_t (*ws)(size_t);
+            ScanFn fn;
+        };
+        const Variant variants[] = {
+            { "t8 (default)", bi_scan_recur_f32_workspace_bytes, bi_scan_recur_f32 },
+            { "t4", bi_recur_t4_workspace_bytes, bi_recur_t4 },
+            { "t16", bi_recur_t16_workspace_bytes, bi_recur_t16 },
+            { "t8, 4 blocks/SM", bi_recur_t8_b4_workspace_bytes, bi_recur_t8_b4 },
+            { "block 128", bi_recur_b128_workspace_bytes, bi_recur_b128 },
+        };
+        const size_t n = MAX;
+        const double copy_us =
+            time_us([&] { CHECK(cudaMemcpyAsync(cp, cs, n * 8, cudaMemcpyDeviceToDevice, 0)); }, 10, 7);
+        for (const Variant &v : variants) {
+            const size_t wb = v.ws(n);
+            void *w = nullptr;
+            CHECK(cudaMalloc(&w, wb ? wb : 1));
+            CHECK(cudaMemset(w, 0, wb ? wb : 1));
+            const double us = time_us([&] { CHECK(v.fn(x, y, n, scan_out, w, wb, 0)); }, 10, 7);
+            printf("recur %-16s 2^28 | %9.1f us %8.1f GB/s %7.3f of copy\n", v.name, us, n * 16 / us / 1e3,
+                   copy_us / us);
+            CHECK(cudaFree(w));
+        }
+    }
     cublasDestroy(blas);
     return 0;
 }

@@ -1,7 +1,7 @@
-"""What a Python user calls for sums along rows and down columns and cumulative sums along rows,
-on the shapes of bench/rows/bench.cu: PyTorch `x.sum(dim=1)` / `x.sum(dim=0)` /
-`torch.cumsum(x, dim=1)` and CuPy `x.sum(axis=1)` / `x.sum(axis=0)` / `cp.cumsum(x, axis=1)`, as
-bytes a second over a device copy's of the same array (`y.copy_(x)`, which reads and writes
+"""What a Python user calls for sums along rows and down columns, cumulative sums and log-sum-exp
+along rows, on the shapes of bench/rows/bench.cu: PyTorch `x.sum(dim=1)` / `x.sum(dim=0)` /
+`torch.cumsum(x, dim=1)` / `torch.logsumexp(x, dim=1)` and CuPy `x.sum(axis=1)` / `x.sum(axis=0)` /
+`cp.cumsum(x, axis=1)`, as bytes a second over a device copy's of the same array (`y.copy_(x)`, which reads and writes
 them), timed by CUDA events (medians of 7 runs of 10 calls)."""
 
 import sys
@@ -68,6 +68,14 @@ def main():
             torch.cuda.synchronize,
             lambda: torch.cuda.Event(enable_timing=True),
         )
+        for r, c in SHAPES:  # log-sum-exp along rows: its bytes read, as the sums'
+            x, y = arrays(r, c)
+            ev = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
+            us = timed(lambda x=x: torch.logsumexp(x, dim=1), torch.cuda.synchronize, ev)
+            cus = timed(lambda x=x, y=y: y.copy_(x), torch.cuda.synchronize, ev)
+            rate = f"{us:9.1f} us {r * c * 4 / us / 1e3:8.1f} GB/s"
+            print(f"torch logsumexp {r:9d} x {c:<9d} | {rate} | of copy {cus / (2 * us):6.3f}")
+            del x, y
     except Exception as ex:  # noqa: BLE001 - an anchor that cannot run is reported, not fatal
         print(f"PyTorch: {ex}")
     try:

@@ -2,8 +2,9 @@
 // DeviceSegmentedReduce (offsets at each row's start; the machine's CUB) and against a device copy
 // of the same bytes, over the issue's shapes (f32 row sums: 2^24 x 16, 2^22 x 64, 64 x 2^22,
 // 65536 x 4096), plus the maximum and a 2x2 matrix product along rows; then scans along rows
-// (cumulative sums, inclusive and exclusive, and the 2x2 matrix product's prefixes).  Results checked against
-// CUB (sums within a float bound, maxima exactly).  Prints a table; medians of 7 runs of 10 calls.
+// (cumulative sums, inclusive and exclusive, and the 2x2 matrix product's prefixes) and log-sum-exp
+// along rows (softmax statistics, one user operator).  Results checked against CUB (sums within a
+// float bound, maxima exactly) or the host.  Prints a table; medians of 7 runs of 10 calls.
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
 
@@ -148,6 +149,35 @@ int main()
         snprintf(shape, sizeof shape, "%zu x %zu", s.rows, s.cols);
         printf("%-9s %-18s | %8.1f us %9.1f %8.3f | %10s %8s |\n", "mat2mul", shape, us, n * sizeof(mat2u) / us / 1e3,
                copy_us / (2 * us), "", "");
+    }
+    // log-sum-exp along rows: the softmax statistics (m, s) of each row in one pass (log-sum-exp is
+    // m + log(s)), checked against a double CPU two-pass on 8 rows
+    for (const Shape &s : shapes) {
+        const size_t n = s.rows * s.cols;
+        const size_t wb = br_rows_reduce_softmax_stats_f32_workspace_bytes(s.rows, s.cols);
+        void *w = bench_workspace(wb);
+        lse *stats = (lse *)mout;
+        const double us = time_us(
+            [&] { CHECK(br_rows_reduce_softmax_stats_f32(in, s.rows, s.cols, s.cols, stats, w, wb, 0)); }, 10, 7);
+        const double copy_us =
+            time_us([&] { CHECK(cudaMemcpyAsync(copy, in, n * 4, cudaMemcpyDeviceToDevice, 0)); }, 10, 7);
+        std::vector<float> row(s.cols);
+        size_t bad = 0;
+        for (size_t r = 0; r < s.rows; r += (s.rows + 7) / 8) {
+            lse got;
+            CHECK(cudaMemcpy(row.data(), in + r * s.cols, s.cols * 4, cudaMemcpyDeviceToHost));
+            CHECK(cudaMemcpy(&got, stats + r, sizeof got, cudaMemcpyDeviceToHost));
+            double m = -INFINITY, sum = 0;
+            for (float v : row)
+                m = v > m ? v : m;
+            for (float v : row)
+                sum += std::exp((double)v - m);
+            bad += std::fabs((got.m + std::log((double)got.s)) - (m + std::log(sum))) > 1e-5 * (1 + std::fabs(m));
+        }
+        char shape[40];
+        snprintf(shape, sizeof shape, "%zu x %zu", s.rows, s.cols);
+        printf("%-9s %-18s | %8.1f us %9.1f %8.3f | %10s %8s | %s\n", "logsumexp", shape, us, n * 4 / us / 1e3,
+               copy_us / (2 * us), "", "", bad ? "MISMATCH" : "same as the host");
     }
     // scans along rows: cumulative f32 sums (inclusive and exclusive) on the issue's shapes, and the
     // 2x2 matrix product's prefixes (a quarter of the rows); of copy: the same bytes read and

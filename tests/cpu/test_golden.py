@@ -21,8 +21,8 @@ NCCL_SPEC = TRANSPOSE_SPEC.parents[1] / "nccl" / "spec.toml"
 INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 
 GOLDEN = {
-    "sources": "1d8e3e7afeabc9bd3338df4dbb01de1de3c39dde7e491ffff4d4b8bb6eeaf9c2",
-    "single_header": "859a8389d695eb95a94f4c88e621182d1c289ed0265159d97c374fc58875e307",
+    "sources": "771db773ee22cffaf3507e80a2664bde43f5f24976ca7d03fba9c664f22225d4",
+    "single_header": "1b944825ffacf9c5acb7a16def90c4716b756b4b1ddd5fb3206985c8900d5eb5",
     "transposes": "bb9d3fcf36976db63fd97ce39388af2c953e9ce9644af498cb2acd2f3054ca3b",
     "matmuls": "aa84309edc3a4936ab906c94cd44c2029d9a1f76bc3a5b9fc936e49f2d8a95d6",
     "nccl": "37fd77766c5a7f114ac96785ee9ef9f7b3fea5007ba51368519e1e11bd0673e5",
