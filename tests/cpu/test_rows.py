@@ -114,8 +114,19 @@ def test_columns_fold_down_the_rows_in_order():
     assert "v = ag_op_combine(v, slices[k][k0]);" in src  # the slices in order
     assert "acc = ag_op_combine(acc, part[y * cols + c]);" in src  # the chunks in order
     assert "REDUCES DOWN COLUMNS" in header
+    assert "for (size_t r = lo; r < hi; ++r, at += pitch)" in src  # a contiguous slice of rows a lane
     _, src, _ = _render({"op": "sum", "type": "u8"}, kind="cols")  # 16 columns a lane: 512 a block
     assert "for (unsigned int k0 = threadIdx.x; k0 < 512; k0 += 256)" in src
+
+
+def test_a_commutative_operator_reads_consecutive_rows_across_a_blocks_lanes():
+    """Row lane q of a block takes rows q, q + S, ... of the chunk (S lanes), so the block reads S
+    consecutive rows at a time; a non-commutative one keeps contiguous slices (above)."""
+    _, src, _ = _render({"op": "sum", "type": "f32"}, kind="cols")
+    assert "for (size_t r = lo; r < hi; r += step, at += stride)" in src
+    assert "const size_t lo = first + q < last ? first + q : last, hi = last;" in src
+    assert "c < cols ? cols - c : 0, words, 64);" in src  # g = 4 column lanes: 8 warps x 8 row lanes
+    assert "++r, at += pitch" not in src
 
 
 @pytest.mark.parametrize(
