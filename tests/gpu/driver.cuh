@@ -212,6 +212,11 @@ void run_rows(RowsFn<In, Out> fn, Case c, bool quick, Stats &st, bool down = fal
         shapes.push_back({300007, 5, 3, 1});
         shapes.push_back({1000003, 1, 0, 0});
     }
+    if (!quick && sizeof(In) == 1 && std::strstr(fn.name, "sum_u8")) {   // past 2^31 elements: in total, and in one row or column
+        const size_t big = ((size_t)1 << 31) + 17, third = ((size_t)1 << 30) + 7;
+        shapes.push_back(down ? Shape{big, 1, 0, 0} : Shape{1, big, 0, 0});
+        shapes.push_back(down ? Shape{third, 3, 0, 0} : Shape{3, third, 0, 0});
+    }
     int done = 0;
     for (size_t si = 0; si < shapes.size(); ++si) {
         const Shape &s = shapes[si];
@@ -278,11 +283,16 @@ void run_rows_scan(RowsScanFn<In, Out> fn, Case c, bool quick, Stats &st, bool e
             if (r * cc <= most)
                 shapes.push_back({r, cc, (r + cc) % 2 ? 3u : 0u, (r * 7 + cc) % 3 == 0 ? 1u : 0u, (r + 2 * cc) % 3, false});
     shapes.push_back({3, 0, 0, 0, 0, false});                             // empty rows: nothing written
-    shapes.push_back({64, quick ? 65543u : 1u << 20, 0, 0, 0, false});    // long rows, few: a block a row
+    shapes.push_back({64, quick ? 65543u : 1u << 20, 0, 0, 0, false});    // long rows, few: the whole GPU, one launch
     shapes.push_back({5, 300007, 3, 1, 1, false});
     shapes.push_back({1, 1000003, 0, 0, 0, false});
     shapes.push_back({4000, 16, 0, 0, 0, false});                         // many short rows
     shapes.push_back({9000, 4096, 0, 0, 0, false});                       // many long rows: a warp a row
+    shapes.push_back({100, 5000, 0, 1, 0, false});                        // long rows, few, of few rounds: a block a row
+    if (!quick && sizeof(In) == 1 && std::strstr(fn.name, "sum_u8")) {   // past 2^31 elements: in total, and in one row
+        shapes.push_back({1, ((size_t)1 << 31) + 17, 0, 0, 0, false});
+        shapes.push_back({3, ((size_t)1 << 30) + 7, 0, 0, 0, false});
+    }
     if (std::is_same<In, Out>::value) {
         shapes.push_back({1000, 1000, 4, 0, 0, true});                    // in place
         shapes.push_back({33, 70001, 0, 0, 0, true});
