@@ -1084,6 +1084,11 @@ int main(int argc, char **argv)
         run_scan_row<float>(b, "scan b256t28", bench_scan_f32_b256_t28, CubInclusiveSum(), false, logs);
         run_scan_row<float>(b, "scan b256t32", bench_scan_f32_b256_t32, CubInclusiveSum(), false, logs);
         run_scan_row<float>(b, "scan b256t44", bench_scan_f32_b256_t44, CubInclusiveSum(), false, logs);
+        run_scan_row<float>(b, "scan b128t8", bench_scan_f32_b128_t8, CubInclusiveSum(), false, logs);
+        run_scan_row<float>(b, "scan b128t16", bench_scan_f32_b128_t16, CubInclusiveSum(), false, logs);
+        run_scan_row<float>(b, "scan b256t8", bench_scan_f32_b256_t8, CubInclusiveSum(), false, logs);
+        run_scan_row<float>(b, "scan b256t16", bench_scan_f32_b256_t16, CubInclusiveSum(), false, logs);
+        run_scan_row<float>(b, "scan b64t16", bench_scan_f32_b64_t16, CubInclusiveSum(), false, logs);
         run_segreduce_rows(b, 28, {"avg1000", "1..16", "one"}, "segreduce t8", bench_segreduce_f32_t8,
                            bench_segreduce_f32_t8_workspace_bytes);
         run_segscan_rows(b, 27, {"1..16"}, "segscan/key t16", bench_segscan_f32_t16, bench_segscan_f32_t16_workspace_bytes);

@@ -546,7 +546,8 @@ def _work_params(inst) -> str:
     return "size_t rows, size_t cols, size_t batch" if inst.family == "transpose" else "size_t n"
 
 
-def _shape_note(inst) -> str:
+def _shape_note(inst, sizes=()) -> str:
+    """The header's note on an instance's shape (`sizes`: its shapes by n, where it has several)."""
     if inst.family == "cols":
         return f"blocks of 32 columns by {inst.shape.warps} warps' slices of rows; rows cut in chunks by shape"
     if inst.family == "rows":
@@ -561,6 +562,9 @@ def _shape_note(inst) -> str:
         sh = inst.shape
         how = "naive (no shared memory)" if sh.naive else f"banks: {sh.remedy}"
         return f"tiles of {sh.tile} x {sh.tile}, {sh.rows} warps a block, {how}"
+    if sizes:
+        by_n = ", ".join(f"{f'n <= {upto}' if upto else 'larger n'} {s.block} x {s.items}" for upto, s in sizes)
+        return f"shapes (block x items a thread) by n: {by_n}"
     return f"block {inst.block}, {inst.items} items a thread"
 
 
@@ -595,6 +599,24 @@ def _line_scan(env, inst, ctx) -> tuple:
     return _part(env, "scan", _default_items(line), ctx, rows=True)
 
 
+def _sized(env, inst, ctx, sizes) -> dict:
+    """The template's names for an instance of several shapes by n (tuning.size_shapes): each
+    distinct shape's kernel and launch in a namespace of its own (ag_s0, ag_s1, ...), and the
+    public function's pick: [(largest n or None, the namespace)]."""
+    shapes, picks, macros = [], [], set()
+    for upto, shape in sizes:
+        names = [s["inst"] for s in shapes]
+        if shape not in names:
+            source, defined = _part(env, "scan", shape, ctx)
+            shapes.append(dict(inst=shape, ns=f"ag_s{len(shapes)}", source=source, macros=defined))
+            macros.update(defined)
+        picks.append((upto, next(s for s in shapes if s["inst"] == shape)))
+    # a pick that repeats the next one's shape is folded into it
+    picks = [p for k, p in enumerate(picks) if k + 1 == len(picks) or p[1] is not picks[k + 1][1]]
+    call = ", ".join(p.name for p in ctx["api_params"].params)
+    return dict(shapes=shapes, picks=picks, call=call)
+
+
 def render(spec: Spec, header_name: str = None, single_header: bool = False) -> dict:
     """Render the whole spec; returns {file name: text}: the header and a .cu a kernel instance,
     or with single_header the header alone, holding the kernels behind <PREFIX>_IMPLEMENTATION."""
@@ -624,6 +646,10 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
                 ctx["part_source"], ctx["part_macros"] = _part_fold(env, inst, ctx)
         if template == "rows/scan.cu.j2":
             ctx["line_source"], ctx["line_macros"] = _line_scan(env, inst, ctx)
+        sizes = [] if nccl or template == "rows/scan.cu.j2" else tuning.size_shapes(inst)
+        if sizes:  # several shapes, picked by n
+            template = "scan/sized.cu.j2"
+            ctx.update(_sized(env, inst, ctx, sizes))
         files[f"{inst.file_stem}.cu"] = simplify.blank_lines(env.get_template(template).render(**ctx))
         decls.append(
             dict(
@@ -632,7 +658,7 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
                 api_params=ctx["api_params"],
                 summary=_summary(inst),
                 work_params=_work_params(inst),
-                shape_note=_shape_note(inst),
+                shape_note=_shape_note(inst, sizes),
                 nccl=_nccl_decls(inst, ctx["api_params"]) if nccl else [],
             )
         )

@@ -117,6 +117,7 @@ class Instance(_Public):
     heads: Heads = Heads.NONE
     index: CType = None  # the key type (heads = "keys") or the offset type (heads = "offsets")
     blocks_per_sm: int = 0  # resident blocks an SM to ask of the compiler (0: chosen here)
+    sized: bool = False  # the shape left to the tuning module: other shapes may take other sizes of n
 
     @property
     def kernel_name(self) -> str:
@@ -877,7 +878,8 @@ def _read_instances(table_kind, source, entries, prefix, types, user_ops):
                 public = _public_name(prefix, prim, op, heads, index)
                 if name is not None:  # the prefix is added unless the name already has it
                     public = name if name.startswith(prefix + "_") else f"{prefix}_{name}"
-                out.append((t, Instance(prefix, prim, op, block, items, public, heads, index, per_sm)))
+                sized = items_raw is None and not per_sm and block == tuning.DEFAULT_BLOCK
+                out.append((t, Instance(prefix, prim, op, block, items, public, heads, index, per_sm, sized)))
     return out
 
 

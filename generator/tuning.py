@@ -8,7 +8,7 @@ The numbers here were measured on the H100 (bench/NOTES.md says which experiment
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .model import Heads, Primitive
 
@@ -278,6 +278,37 @@ def scan_shape(inst) -> ScanShape:
         # programmatic dependent launch, but not for segments by offsets (slower with it)
         pdl=inst.heads != Heads.OFFSETS,
     )
+
+
+# ---- shapes by size: where a scan's default tile leaves the GPU short of work
+
+# A plain scan of 4-byte elements (and accumulators) in its default shape (256 x 36, resident)
+# takes other tiles for other sizes of n, picked at run time: (largest n, block, items), the first
+# that holds n; None: the default shape; past the last, the default.  Measured on the H100 against
+# CUB's scan, replayed from a CUDA graph (bench --only variants, 2026-11-24,
+# bench/results/h100-2026-11-24-scan-sizes.txt): 256 x 16 at 2^12 1.68x (default 1.16x); 256 x 8
+# at 2^14 / 2^16 0.96x / 0.99x (default 0.76x / 0.80x); the default from 2^18 (0.96x) to 2^20
+# (0.98x); 256 x 16 at 2^22 per call 1.06x (default 0.95x); the default from 2^24 (1.11-1.15x).
+SCAN_SIZE_SHAPES = ((1 << 13, 256, 16), (1 << 17, 256, 8), (1 << 21, None, None), (1 << 22, 256, 16))
+
+
+def size_shapes(inst) -> list:
+    """[(largest n or None for the rest, Instance)]: the shapes of `inst` by the size of its input,
+    or [] where it keeps one shape (its shape given by the spec, or a form not measured here)."""
+    if not getattr(inst, "sized", False):  # a shape the spec gave, or another family
+        return []
+    op = inst.op
+    if not (
+        inst.primitive in (Primitive.SCAN, Primitive.EXSCAN)
+        and not op.inputs
+        and op.in_type.size == op.acc_type.size == op.out_type.size == 4
+    ):
+        return []
+    out = []
+    for upto, block, items in SCAN_SIZE_SHAPES:
+        shape = inst if block is None else replace(inst, block=block, items=items)
+        out.append((upto, shape))
+    return out + [(None, inst)]
 
 
 # ---- transposes: the tile, the threads that move it, and the shared-memory remedy

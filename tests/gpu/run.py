@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 try:
-    from assocgen import emit
+    from assocgen import emit, tuning
     from assocgen.operators import BUILTIN_OPERATORS, INTEGERS
     from assocgen.spec import parse
 except ImportError as e:
@@ -232,7 +232,10 @@ BIG_SCANS = {
 
 
 def sizes_for(inst):
-    """Every size up to 2^28 for the main reduce instances and a spread of scans; sweeps stay small."""
+    """Every size up to 2^28 for the main reduce instances and a spread of scans; sweeps stay small;
+    a scan of several shapes by n also just below, at and above each of its thresholds."""
+    if tuning.size_shapes(inst):
+        return "edges"
     if inst.primitive == "reduce":
         return "sizes" if inst.public_name.startswith(f"{PREFIX}_reduce_") else "small"
     return "sizes" if inst.public_name in BIG_SCANS else "small"
@@ -257,6 +260,11 @@ def write_main(spec, header):
         f"    std::vector<size_t> sizes = {{{', '.join(f'(size_t){n}' for n in SMALL)}}};",
         "    const std::vector<size_t> small = sizes;  // block/tile sweeps: small sizes only",
         f"    if (!quick) for (size_t n : {{{', '.join(f'(size_t){n}' for n in LARGE)}}}) sizes.push_back(n);",
+        "    // the thresholds of the scans of several shapes by n: just below, at and above each",
+        "    std::vector<size_t> edges = sizes;",
+        f"    for (size_t t : {{{', '.join(f'(size_t){t}' for t, _, _ in tuning.SCAN_SIZE_SHAPES)}}})",
+        "        if (!quick || t <= ((size_t)1 << 21))",
+        "            for (size_t d : {t - 1, t, t + 1}) edges.push_back(d);",
         "    Stats st;",
         "    cudaDeviceProp prop;",
         "    CK(cudaGetDeviceProperties(&prop, 0));",

@@ -1,0 +1,51 @@
+"""Shapes by size (tuning.size_shapes): a plain scan of 4-byte elements in its default shape gets
+several shapes, each in a namespace of its own, and a public function that picks one by n, in
+the order of tuning.SCAN_SIZE_SHAPES; a shape the spec gives, another element size, the
+segmented forms and the functions across ranks keep one.  (The GPU test runs the sized scans
+just below, at and above each threshold.)"""
+
+import re
+
+from assocgen import emit, tuning
+from assocgen.spec import parse
+
+
+def _render(*scans, **top):
+    return emit.render(parse({"prefix": "q", "scan": list(scans), **top}, "s.toml"), "q.h")
+
+
+def test_a_default_shaped_4_byte_scan_picks_its_shape_by_n():
+    files = _render({"op": "sum", "type": "f32", "kind": ["inclusive", "exclusive"]})
+    src = files["q_scan_sum_f32.cu"]
+    # one namespace a distinct shape, each with its kernel, in the order they are first picked
+    assert re.findall(r"^namespace (ag_s\d) \{", src, re.M) == ["ag_s0", "ag_s1", "ag_s2"]
+    for block, items in ((256, 16), (256, 8), (256, 36)):
+        assert f"q_k_scan_sum_f32_b{block}_t{items}(" in src
+    picks = re.findall(r"if \(n <= (\d+)\)\n        return (ag_s\d)::ag_scan\(", src)
+    spaces = ["ag_s0", "ag_s1", "ag_s2", "ag_s0"]
+    want = [(str(upto), ns) for (upto, _, _), ns in zip(tuning.SCAN_SIZE_SHAPES, spaces, strict=True)]
+    assert picks == want
+    assert "    return ag_s2::ag_scan(d_in, n, d_out, d_work, work_bytes, stream, NULL);\n}" in src  # the rest
+    ws = re.findall(r"if \(n <= (\d+)\)\n        return (ag_s\d)::ag_scan_workspace_bytes\(n\);", src)
+    assert ws == want  # the workspace is the chosen shape's
+    ex = files["q_exscan_sum_f32.cu"]
+    assert "return ag_s2::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream, NULL);" in ex
+    note = "shapes (block x items a thread) by n: n <= 8192 256 x 16, n <= 131072 256 x 8,"
+    assert note in files["q.h"]
+
+
+def test_a_shape_the_spec_gives_or_another_form_keeps_one():
+    files = _render(
+        {"op": "sum", "type": "i32", "items": 36, "name": "given_items"},
+        {"op": "sum", "type": "i32", "block": 128, "name": "given_block"},
+        {"op": "sum", "type": "i32", "blocks_per_sm": 2, "name": "given_occupancy"},
+        {"op": "sum", "type": ["f64", "u8"]},
+        {"op": "argmin", "type": "f32"},
+    )
+    for name in ("q_given_items", "q_given_block", "q_given_occupancy", "q_scan_sum_f64", "q_scan_sum_u8"):
+        assert "namespace ag_s0" not in files[f"{name}.cu"], name
+    assert "namespace ag_s0" not in files["q_scan_argmin_f32.cu"]  # an 8-byte accumulator
+    seg = emit.render(parse({"prefix": "q", "segscan": [{"op": "sum", "type": "f32"}]}, "s"), "q.h")
+    assert "namespace ag_s0" not in seg["q_segscan_sum_f32.cu"]
+    across = _render({"op": "sum", "type": "f32"}, nccl=True)
+    assert "namespace ag_s0" not in across["q_scan_sum_f32.cu"] and "by n" not in across["q.h"]
