@@ -102,8 +102,9 @@ class Input:
 
 def _inputs(op, words_of) -> dict:
     """The template's names for the input arrays: `ins` (Inputs; words_of(type) their words a
-    lane), the kernel's parameters, the public function's arguments and checks, and `elems(i)` /
-    `xs(k)`: the lift's element arguments read at index i, or from the registers' item k."""
+    lane), the kernel's parameters, the public function's arguments and checks (`in_aligned`:
+    every pointer the vector path reads 16-byte aligned), and `elems(i)` / `xs(k)`: the lift's
+    element arguments read at index i, or from the registers' item k."""
     several = bool(op.inputs)
     ins = [Input(str(k) if several else "", t.c, t.size, words_of(t)) for k, t in enumerate(op.in_types)]
     vec = [v for v in ins if v.words]
@@ -114,7 +115,7 @@ def _inputs(op, words_of) -> dict:
         in_restrict=", ".join(f"const {v.c} *__restrict__ {v.ptr}" for v in ins),
         in_args=", ".join(v.d for v in ins),
         in_null=" || ".join(f"{v.d} == NULL" for v in ins),
-        in_bits=f"({bits})" if len(vec) > 1 else bits,
+        in_aligned=f"({f'({bits})' if len(vec) > 1 else bits} & 15) == 0",
         elems=lambda i: ", ".join(f"{v.ptr}[{i}]" for v in ins),
         xs=lambda k: ", ".join(f"{v.x}[{k}]" for v in ins),
     )
