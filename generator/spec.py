@@ -790,9 +790,15 @@ def _operators(t: _Table, prefix, op_names, type_names, types, user_ops) -> list
         if op_name in user_ops:
             op = user_ops[op_name]
             for tn in type_names or [op.in_type.name]:
+                if tn != op.in_type.name and op.inputs:
+                    what = ", ".join(ty.name for ty in op.inputs)
+                    t.fail(
+                        "type",
+                        f"operator {op_name!r} reads {what}; its instances are named by the widest,"
+                        f" {op.in_type.name!r}: leave type out or give that, not {tn!r}",
+                    )
                 if tn != op.in_type.name:
-                    what = ", ".join(ty.name for ty in op.in_types)
-                    t.fail("type", f"operator {op_name!r} {'reads' if op.inputs else 'reduces'} {what}, not {tn!r}")
+                    t.fail("type", f"operator {op_name!r} reduces {op.in_type.name}, not {tn!r}")
             combos.append(op)
         elif op_name in BUILTIN_OPERATORS:
             allowed = BUILTIN_OPERATORS[op_name][0]

@@ -1616,19 +1616,19 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
 #undef AG_TILE
 
 /* ----------------------------------------------------------------------------------------- */
-/* the shape for n; the workspace is the chosen shape's */
+/* the shape for n; the workspace, the most any shape needs for n, so that it grows with n (the
+   header's contract: a workspace sized for n serves every smaller n) */
 
 extern "C" size_t assoc_scan_sum_i32_workspace_bytes(size_t n)
 {
-    if (n <= 8192)
-        return ag_s0::ag_scan_workspace_bytes(n);
-    if (n <= 131072)
-        return ag_s1::ag_scan_workspace_bytes(n);
-    if (n <= 2097152)
-        return ag_s2::ag_scan_workspace_bytes(n);
-    if (n <= 4194304)
-        return ag_s0::ag_scan_workspace_bytes(n);
-    return ag_s2::ag_scan_workspace_bytes(n);
+    size_t most = ag_s0::ag_scan_workspace_bytes(n);
+    const size_t ag_s1_bytes = ag_s1::ag_scan_workspace_bytes(n);
+    if (ag_s1_bytes > most)
+        most = ag_s1_bytes;
+    const size_t ag_s2_bytes = ag_s2::ag_scan_workspace_bytes(n);
+    if (ag_s2_bytes > most)
+        most = ag_s2_bytes;
+    return most;
 }
 
 extern "C" cudaError_t assoc_scan_sum_i32(const int32_t *d_in, size_t n, int32_t *d_out,

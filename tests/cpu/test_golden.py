@@ -21,8 +21,8 @@ NCCL_SPEC = TRANSPOSE_SPEC.parents[1] / "nccl" / "spec.toml"
 INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 
 GOLDEN = {
-    "sources": "6ac3e7aa6770b6b8e093cd6376545939c42674d946859d2fbb3a2312cd93312a",
-    "single_header": "93fb47e147bba96f7005f750fdbf9c82357b6dcbcfc87bbaf4f6690804c7e04a",
+    "sources": "29824102da8d1b99d887d199c5f6dad8af85952eba3797f356759ca49fd39bec",
+    "single_header": "b15da9d1ae5653a136fd3ed23d3a0727ec7861f027b8e4f7e0704f53216d3f3a",
     "transposes": "bb9d3fcf36976db63fd97ce39388af2c953e9ce9644af498cb2acd2f3054ca3b",
     "matmuls": "aa84309edc3a4936ab906c94cd44c2029d9a1f76bc3a5b9fc936e49f2d8a95d6",
     "nccl": "37fd77766c5a7f114ac96785ee9ef9f7b3fea5007ba51368519e1e11bd0673e5",

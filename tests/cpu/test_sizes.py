@@ -5,6 +5,7 @@ segmented forms and the functions across ranks keep one.  (The GPU test runs the
 just below, at and above each threshold.)"""
 
 import re
+import subprocess
 
 from assocgen import emit, tuning
 from assocgen.spec import parse
@@ -26,8 +27,9 @@ def test_a_default_shaped_4_byte_scan_picks_its_shape_by_n():
     want = [(str(upto), ns) for (upto, _, _), ns in zip(tuning.SCAN_SIZE_SHAPES, spaces, strict=True)]
     assert picks == want
     assert "    return ag_s2::ag_scan(d_in, n, d_out, d_work, work_bytes, stream, NULL);\n}" in src  # the rest
-    ws = re.findall(r"if \(n <= (\d+)\)\n        return (ag_s\d)::ag_scan_workspace_bytes\(n\);", src)
-    assert ws == want  # the workspace is the chosen shape's
+    # the workspace: the most any shape needs for n, so that it grows with n
+    assert re.findall(r"(ag_s\d)::ag_scan_workspace_bytes\(n\);", src) == ["ag_s0", "ag_s1", "ag_s2"]
+    assert "    return most;\n}" in src
     ex = files["q_exscan_sum_f32.cu"]
     assert "return ag_s2::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream, NULL);" in ex
     note = "shapes (block x items a thread) by n: n <= 8192 256 x 16, n <= 131072 256 x 8,"
@@ -49,3 +51,25 @@ def test_a_shape_the_spec_gives_or_another_form_keeps_one():
     assert "namespace ag_s0" not in seg["q_segscan_sum_f32.cu"]
     across = _render({"op": "sum", "type": "f32"}, nccl=True)
     assert "namespace ag_s0" not in across["q_scan_sum_f32.cu"] and "by n" not in across["q.h"]
+
+
+def test_the_workspace_grows_with_n(tmp_path, nvcc):
+    """The header's contract: a workspace sized for n serves every smaller n, across the shapes'
+    thresholds too (a smaller tile needs more look-back slots); the size functions run on the host."""
+    files = _render({"op": "sum", "type": "f32"})
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "main.cu").write_text(
+        '#include <stdio.h>\n#include "q.h"\nint main(void) {\n'
+        "    size_t before = 0;\n"
+        "    for (size_t n = 0; n <= ((size_t)1 << 23); n += n < 4096 ? 1 : 97) {\n"
+        "        const size_t b = q_scan_sum_f32_workspace_bytes(n);\n"
+        '        if (b < before) { printf("shrinks at %zu: %zu < %zu\\n", n, b, before); return 1; }\n'
+        "        before = b;\n    }\n"
+        '    printf("grows\\n");\n    return 0;\n}\n'
+    )
+    exe = tmp_path / "ws"
+    cmd = [nvcc, "-arch=sm_90", "-I", str(tmp_path), str(tmp_path / "main.cu"), str(tmp_path / "q_scan_sum_f32.cu")]
+    subprocess.run([*cmd, "-o", str(exe)], check=True, capture_output=True)
+    r = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout == "grows\n", r.stdout + r.stderr

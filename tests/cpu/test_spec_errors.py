@@ -516,7 +516,7 @@ CASES = [
         S({"op": "padd", "type": "i32"}, types=[PAIR_T], ops=[W(PAIR_OP, inputs=["f32", "u8"], lift="{x0, x1}")]),
         FILE,
         "reduce[0].type",
-        r"reads f32, u8",
+        r"reads f32, u8; .*widest, 'f32'",
         id="inputs_with_another_type",
     ),
     P(
