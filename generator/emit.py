@@ -199,7 +199,7 @@ def _reduce_signature(inst: Instance) -> Signature:
     )
 
 
-def _scan_signature(inst: Instance) -> dict:
+def _scan_signature(inst: Instance, ins: list) -> dict:
     """The scan family's C signatures, by primitive: the public function's, and the kernel's
     parameters for where segments start (`head`) and for its outputs (`outs`)."""
     op, heads = inst.op, inst.heads
@@ -251,10 +251,8 @@ def _scan_signature(inst: Instance) -> dict:
         outs = [Param(f"{Out} *", "out")]
         aligned = ["d_out"] + [f"d_{heads}"] * bool(heads)
     kernel_outs = [Param(p.type, "out_keys") if p.name == "unique_keys" else p for p in outs]
-    # the 16-byte paths need every pointer they touch aligned: the inputs loaded as words first
-    shape = tuning.scan_shape(inst)
-    words = (lambda t: tuning.words16(shape.items, t.size)) if shape.words_in else (lambda t: 0)
-    aligned = [v.d for v in _inputs(op, words)["ins"] if v.words or not op.inputs] + aligned
+    # the 16-byte paths need every pointer they touch aligned: the inputs (`ins`) loaded as words first
+    aligned = [v.d for v in ins if v.words or not op.inputs] + aligned
     return dict(
         api_params=api,
         head_param=_params(head),
@@ -285,8 +283,9 @@ def scan_context(inst: Instance) -> dict:
     shape = tuning.scan_shape(inst)
     op = inst.op
     words = (lambda t: tuning.words16(shape.items, t.size)) if shape.words_in else (lambda t: 0)
+    inputs = _inputs(op, words)
     return dict(
-        **_inputs(op, words),
+        **inputs,
         shape=shape,
         exclusive=inst.exclusive,
         warp_steps=tuning.WARP_STEPS,
@@ -304,7 +303,7 @@ def scan_context(inst: Instance) -> dict:
         rows=False,
         heads_doc=HEADS_DOC.get(inst.heads, ""),
         doc=_doc(inst),
-        **_scan_signature(inst),
+        **_scan_signature(inst, inputs["ins"]),
     )
 
 
