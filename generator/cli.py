@@ -1,4 +1,5 @@
-"""Command line: `assocgen [SPEC.toml] [options]`, or `python3 -m assocgen`.
+"""Command line: `assocgen [SPEC.toml] [options]`, or `python3 -m assocgen`; and
+`assocgen tune SPEC [options]`, which measures shapes on this machine's GPU (generator/tune.py).
 
 Exit codes: 0 done; 2 the spec or the command line is wrong (one `error:` line, nothing
 written); 1 anything else (a missing dependency, a folder that cannot be written).
@@ -27,7 +28,9 @@ def _parser():
         prog="assocgen",
         description="Generate specialized CUDA C kernels (reduces, scans, segmented scans and "
         "reduces) and one C header from a spec.",
-        epilog="Exit codes: 0 done, 2 a mistake in the spec or the command line (nothing is written), 1 anything else.",
+        epilog="`assocgen tune SPEC` measures shapes on this machine's GPU and writes a tuning file "
+        "(assocgen tune -h). "
+        "Exit codes: 0 done, 2 a mistake in the spec or the command line (nothing is written), 1 anything else.",
     )
     p.add_argument("spec", nargs="?", help="TOML spec file (optional if --prefix and --reduce or --scan are given)")
     p.add_argument("-o", "--out", default="generated", help="folder for the .cu sources (default: generated)")
@@ -64,6 +67,22 @@ def _parser():
         action="store_true",
         help="do not compile the spec's C code (types, operators) with nvcc at generation",
     )
+    p.add_argument(
+        "--tuning",
+        metavar="FILE",
+        help="take the shapes measured by `assocgen tune` (a tuning file) for the instances it names",
+    )
+    p.add_argument(
+        "--gpu",
+        metavar="NAME",
+        help="with --tuning: the GPU the build is for; a tuning measured on another is refused",
+    )
+    p.add_argument(
+        "--tuning-fallback",
+        action="store_true",
+        help="with --tuning: where the file is missing, malformed or for another GPU or spec, say so "
+        "in a note and generate with the built-in shapes (without it: an error, nothing written)",
+    )
     p.add_argument("--list", action="store_true", help="print the public and kernel names; write nothing")
     p.add_argument("--list-files", action="store_true", help="print the paths it would write; write nothing")
     p.add_argument(
@@ -80,17 +99,37 @@ def _parser():
     return p
 
 
+def _tuned(spec, args):
+    """The spec with a tuning file's shapes (--tuning), and a note where it fell back."""
+    from .spec import SpecError
+    from .tunefile import TuningError, apply, read
+
+    if args.tuning is None:
+        if args.gpu or args.tuning_fallback:
+            raise SpecError("command line", "--tuning", "missing: --gpu and --tuning-fallback go with --tuning FILE")
+        return spec, ""
+    try:
+        return apply(spec, read(args.tuning), args.gpu or ""), ""
+    except TuningError as e:
+        if not args.tuning_fallback:
+            raise SpecError("--tuning", "", f"{e} (or pass --tuning-fallback for the built-in shapes)") from None
+        return spec, f"{e}; using the built-in shapes (--tuning-fallback)"
+
+
 def main(argv=None) -> int:
     if sys.version_info < (3, 11):  # noqa: UP036 (run from a source tree, not installed)
         print("error: assocgen needs Python 3.11 or newer", file=sys.stderr)
         return EXIT_FAILED
     try:
-        from . import emit, ninja, probe  # noqa: F401
+        from . import emit, ninja, probe, tune  # noqa: F401
         from .spec import SpecError, load
     except ImportError as e:
         name = e.name or str(e)
         print(f"error: assocgen needs the Python package {name} (pip install {name})", file=sys.stderr)
         return EXIT_FAILED
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["tune"]:  # `assocgen tune SPEC`: measure shapes on this GPU (generator/tune.py)
+        return tune.tune(argv[1:])
     try:
         try:
             args = _parser().parse_args(argv)
@@ -107,6 +146,7 @@ def main(argv=None) -> int:
         if args.spec is None and not extra:
             raise SpecError("command line", "", "give a spec file, or --prefix with one or more --reduce or --scan")
         spec = load(args.spec, extra, args.prefix)
+        spec, tuning_note = _tuned(spec, args)
         if args.list:
             for inst in spec.instances:
                 print(f"{inst.public_name}\t{inst.kernel_name}")
@@ -131,8 +171,9 @@ def main(argv=None) -> int:
         note = "" if args.no_compile_check else probe.check(spec)
         for line in emit.write(targets, out, spec.prefix + ".h"):
             print(line)
-        if note:
-            print(f"note: {note}", file=sys.stderr)
+        for line in (tuning_note, note):
+            if line:
+                print(f"note: {line}", file=sys.stderr)
         return EXIT_OK
     except SpecError as e:
         print(f"error: {e}", file=sys.stderr)

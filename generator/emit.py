@@ -563,7 +563,11 @@ def _shape_note(inst, sizes=()) -> str:
         how = "naive (no shared memory)" if sh.naive else f"banks: {sh.remedy}"
         return f"tiles of {sh.tile} x {sh.tile}, {sh.rows} warps a block, {how}"
     if sizes:
-        by_n = ", ".join(f"{f'n <= {upto}' if upto else 'larger n'} {s.block} x {s.items}" for upto, s in sizes)
+        by_n = ", ".join(
+            f"{f'n <= {upto}' if upto else 'larger n'} {s.block} x {s.items}"
+            + (f" ({s.blocks_per_sm} a SM)" if s.blocks_per_sm else "")
+            for upto, s in sizes
+        )
         return f"shapes (block x items a thread) by n: {by_n}"
     return f"block {inst.block}, {inst.items} items a thread"
 
@@ -574,7 +578,10 @@ def _part(env, family, inst, ctx, **switches) -> tuple:
     form, whose static ag_reduce / ag_scan is the entry).  Returns the code and the macros it
     defines (undefined after it)."""
     template, context = FAMILIES[family]
-    pctx = dict(ctx, inst=inst, nccl=True, **context(inst))
+    # nccl's form (a static entry), with its extras across ranks (a scan's carry in, a reduce's
+    # accumulator out) unless it is one of an instance's shapes by n (sized)
+    across = not switches.pop("sized", False)
+    pctx = dict(ctx, inst=inst, nccl=True, across=across, **context(inst))
     pctx.update(part=True, **switches)
     text = env.get_template(template.replace(f"{family}.cu.j2", "kernel.cuh.j2")).render(**pctx).strip("\n")
     return text, sorted(set(_DEFINE.findall(text)))
@@ -607,14 +614,14 @@ def _sized(env, inst, ctx, sizes) -> dict:
     for upto, shape in sizes:
         names = [s["inst"] for s in shapes]
         if shape not in names:
-            source, defined = _part(env, "scan", shape, ctx)
+            source, defined = _part(env, inst.family, shape, ctx, sized=True)
             shapes.append(dict(inst=shape, ns=f"ag_s{len(shapes)}", source=source, macros=defined))
             macros.update(defined)
         picks.append((upto, next(s for s in shapes if s["inst"] == shape)))
     # a pick that repeats the next one's shape is folded into it
     picks = [p for k, p in enumerate(picks) if k + 1 == len(picks) or p[1] is not picks[k + 1][1]]
     call = ", ".join(p.name for p in ctx["api_params"].params)
-    return dict(shapes=shapes, picks=picks, call=call)
+    return dict(shapes=shapes, picks=picks, call=call, entry=f"ag_{inst.family}")
 
 
 def render(spec: Spec, header_name: str = None, single_header: bool = False) -> dict:
@@ -633,7 +640,7 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
             template = "rows/scan.cu.j2"  # a scan along rows
         op = getattr(inst, "op", None)
         nccl = _nccl(spec, inst)
-        ctx = dict(inst=inst, op=op, stamp=stamp, header=header, nccl=nccl, **shape(inst))
+        ctx = dict(inst=inst, op=op, stamp=stamp, header=header, nccl=nccl, across=nccl, **shape(inst))
         ctx["nccl_type"] = NCCL_TYPES.get(op.acc_type.name, "") if nccl and op.acc_type == op.out_type else ""
         if nccl:
             params = ctx["api_params"].params
@@ -648,7 +655,7 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
             ctx["line_source"], ctx["line_macros"] = _line_scan(env, inst, ctx)
         sizes = [] if nccl or template == "rows/scan.cu.j2" else tuning.size_shapes(inst)
         if sizes:  # several shapes, picked by n
-            template = "scan/sized.cu.j2"
+            template = "common/sized.cu.j2"
             ctx.update(_sized(env, inst, ctx, sizes))
         files[f"{inst.file_stem}.cu"] = simplify.blank_lines(env.get_template(template).render(**ctx))
         decls.append(
@@ -678,6 +685,7 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
         stamp=stamp,
         version=__version__,
         digest=spec.digest,
+        tuning=spec.tuning,
         macro=spec.prefix.upper(),
         implementation=impl,
         instances=instances,

@@ -47,6 +47,12 @@ def _command(args) -> str:
         argv.append("--single-header")
     if args.no_compile_check:
         argv.append("--no-compile-check")
+    if args.tuning:
+        argv += ["--tuning", args.tuning]
+    if args.gpu:
+        argv += ["--gpu", args.gpu]
+    if args.tuning_fallback:
+        argv.append("--tuning-fallback")
     argv += ["--ninja", args.ninja]
     return " ".join(shlex.quote(str(a)) for a in argv).replace("$", "$$")
 
@@ -57,6 +63,8 @@ def fragment(spec, args, targets: dict, path: Path) -> str:
     sources = sorted(t for t in targets if t.suffix == ".cu")
     outputs = [header, *sources, path]
     deps = [_path(f, relative=True) for f in generator_files()]
+    if args.tuning and (args.tuning_fallback is False or Path(args.tuning).exists()):
+        deps.append(_path(args.tuning))  # a new tuning regenerates
     lines = [
         f"# {path.name}: Ninja build edges for the kernels of {p}.h, written by assocgen {__version__}; do not",
         "# edit (the generator rewrites it when the spec or the generator changes).",

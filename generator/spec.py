@@ -118,6 +118,9 @@ class Instance(_Public):
     index: CType = None  # the key type (heads = "keys") or the offset type (heads = "offsets")
     blocks_per_sm: int = 0  # resident blocks an SM to ask of the compiler (0: chosen here)
     sized: bool = False  # the shape left to the tuning module: other shapes may take other sizes of n
+    # shapes by n from a tuning file (tunefile.apply): ((largest n or None, block, items,
+    # blocks_per_sm), ...), the last for every larger n; () where the tuning module decides
+    shapes: tuple = ()
 
     @property
     def kernel_name(self) -> str:
@@ -273,6 +276,7 @@ class Spec:
     digest: str = ""  # a hash of the spec's content: what generated files are stamped with
     user_code: list = field(default_factory=list)  # [UserCode]: the C the spec brings, by key
     nccl: bool = False  # reduces and scans also across the ranks of an NCCL communicator
+    tuning: str = ""  # where the shapes came from when a tuning file gave some (tunefile.Tuning.summary)
 
 
 @dataclass(frozen=True)

@@ -297,6 +297,11 @@ def size_shapes(inst) -> list:
     or [] where it keeps one shape (its shape given by the spec, or a form not measured here)."""
     if not getattr(inst, "sized", False):  # a shape the spec gave, or another family
         return []
+    if inst.shapes:  # measured on the user's GPU (a tuning file); one shape: the instance's own
+        if len(inst.shapes) == 1:
+            return []
+        base = replace(inst, shapes=())
+        return [(upto, replace(base, block=b, items=t, blocks_per_sm=m)) for upto, b, t, m in inst.shapes]
     op = inst.op
     if not (
         inst.primitive in (Primitive.SCAN, Primitive.EXSCAN)
@@ -309,6 +314,38 @@ def size_shapes(inst) -> list:
         shape = inst if block is None else replace(inst, block=block, items=items)
         out.append((upto, shape))
     return out + [(None, inst)]
+
+
+# ---- candidates for `assocgen tune`: the shapes measured on the user's GPU
+
+TUNE_BLOCKS = (128, 256, 512)
+# bytes a thread's tile holds (of the held type: tiles.  _held_type): a reduce's in flight a step,
+# a scan's whole tile (in registers, or resident in shared memory up to 144)
+TUNE_THREAD_BYTES = {"reduce": (16, 32, 64, 128), "scan": (32, 64, 96, 128, 144)}
+
+
+def tune_candidates(inst) -> list:
+    """The shapes `assocgen tune` measures for `inst`: the built-in ones first (each shape of
+    size_shapes, or the instance's own), then blocks of TUNE_BLOCKS threads by tiles of
+    TUNE_THREAD_BYTES bytes a thread, and the large-n shape asking the compiler for full occupancy.
+    Instances whose shape fits (items_problem), without repeats."""
+    base = replace(inst, shapes=(), sized=False)
+    out = [s for _, s in size_shapes(inst)] or [base]
+    out = [replace(s, sized=False, shapes=()) for s in out]
+    size = _held_type(inst).size
+    for block in TUNE_BLOCKS:
+        for nbytes in TUNE_THREAD_BYTES[inst.family]:
+            items = max(1, nbytes // size)
+            out.append(replace(base, block=block, items=items, blocks_per_sm=0))
+    full = TARGET.threads_per_sm // base.block
+    out.append(replace(base, blocks_per_sm=min(full, TARGET.blocks_per_sm)))
+    seen, kept = set(), []
+    for s in out:
+        key = (s.block, s.items, s.blocks_per_sm)
+        if key not in seen and not items_problem(s, s.items):
+            seen.add(key)
+            kept.append(s)
+    return kept
 
 
 # ---- transposes: the tile, the threads that move it, and the shared-memory remedy

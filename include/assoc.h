@@ -44,6 +44,10 @@
  *   order, x[0] (+) x[1] (+) ... (+) x[n-1]. Either way the order depends only on n and the
  *   device, never on timing, so the same input gives the same bits run after run.
  *
+ * SHAPES
+ *   The built-in ones (assocgen's tuning module, chosen on an H100). `assocgen tune SPEC` measures
+ *   shapes on your GPU; `assocgen SPEC --tuning FILE` then generates with them.
+ *
  * FUNCTIONS
  *   assoc_reduce_sum_i32               sum of i32 -> int32_t  [reduce_sum_i32_b256_t16]
  *   assoc_reduce_sum_i64               sum of i64 -> int64_t  [reduce_sum_i64_b256_t8]
@@ -81,6 +85,7 @@
 
 #define ASSOC_ASSOCGEN_VERSION "0.2.0"   /* the generator that wrote this header */
 #define ASSOC_SPEC_DIGEST "sha256:f77b73890fab671b"   /* the spec it was written from */
+#define ASSOC_TUNING "built-in"   /* where its shapes came from */
 
 #include <stddef.h>
 #include <stdint.h>

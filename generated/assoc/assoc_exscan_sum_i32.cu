@@ -327,7 +327,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 
 static __global__ void __launch_bounds__(256, 8)
 assoc_k_exscan_sum_i32_b256_t16(const int32_t *in, size_t n, int32_t *out, int32_t init,
-    unsigned int *work, unsigned int n_tiles, int aligned16, const int32_t *carry)
+    unsigned int *work, unsigned int n_tiles, int aligned16)
 {
     __shared__ uint4 stage[8][144];
     __shared__ int32_t warp_totals[8];
@@ -336,8 +336,6 @@ assoc_k_exscan_sum_i32_b256_t16(const int32_t *in, size_t n, int32_t *out, int32
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
     ag_follow_stream();
-    if (carry != NULL)
-        init = *carry;                  /* across ranks: the preceding ranks' fold */
 
     /* tiles go out in ticket order, so a tile's predecessors have all started before it */
     if (threadIdx.x == 0) {
@@ -521,10 +519,10 @@ static size_t ag_scan_workspace_bytes(size_t n)
 
 static int ag_carveout_asked[64];   /* by device */
 
-/* the scan; across ranks, starting from *carry (a device pointer; NULL: from init) */
+/* the scan in this shape (one of several by n) */
 static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
     const int32_t *init,
-    void *d_work, size_t work_bytes, cudaStream_t stream, const int32_t *carry)
+    void *d_work, size_t work_bytes, cudaStream_t stream)
 {
     const size_t tiles = ag_tiles_for(n);
     const int32_t first = init != NULL ? *init : ag_op_identity();
@@ -571,7 +569,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         cudaLaunchAttribute attr;
         err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t16, pdl, 1, (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t16, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0, carry);
+            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t16, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -836,7 +834,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 
 static __global__ void __launch_bounds__(256, 8)
 assoc_k_exscan_sum_i32_b256_t8(const int32_t *in, size_t n, int32_t *out, int32_t init,
-    unsigned int *work, unsigned int n_tiles, int aligned16, const int32_t *carry)
+    unsigned int *work, unsigned int n_tiles, int aligned16)
 {
     __shared__ uint4 stage[8][72];
     __shared__ int32_t warp_totals[8];
@@ -845,8 +843,6 @@ assoc_k_exscan_sum_i32_b256_t8(const int32_t *in, size_t n, int32_t *out, int32_
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
     ag_follow_stream();
-    if (carry != NULL)
-        init = *carry;                  /* across ranks: the preceding ranks' fold */
 
     /* tiles go out in ticket order, so a tile's predecessors have all started before it */
     if (threadIdx.x == 0) {
@@ -1030,10 +1026,10 @@ static size_t ag_scan_workspace_bytes(size_t n)
 
 static int ag_carveout_asked[64];   /* by device */
 
-/* the scan; across ranks, starting from *carry (a device pointer; NULL: from init) */
+/* the scan in this shape (one of several by n) */
 static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
     const int32_t *init,
-    void *d_work, size_t work_bytes, cudaStream_t stream, const int32_t *carry)
+    void *d_work, size_t work_bytes, cudaStream_t stream)
 {
     const size_t tiles = ag_tiles_for(n);
     const int32_t first = init != NULL ? *init : ag_op_identity();
@@ -1080,7 +1076,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         cudaLaunchAttribute attr;
         err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t8, pdl, 1, (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t8, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0, carry);
+            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t8, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -1361,7 +1357,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 
 static __global__ void __launch_bounds__(256, 6)
 assoc_k_exscan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32_t init,
-    unsigned int *work, unsigned int n_tiles, int aligned16, const int32_t *carry)
+    unsigned int *work, unsigned int n_tiles, int aligned16)
 {
     __shared__ uint4 stage[8][288];
     __shared__ int32_t warp_totals[8];
@@ -1370,8 +1366,6 @@ assoc_k_exscan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
     ag_follow_stream();
-    if (carry != NULL)
-        init = *carry;                  /* across ranks: the preceding ranks' fold */
 
     /* tiles go out in ticket order, so a tile's predecessors have all started before it */
     if (threadIdx.x == 0) {
@@ -1555,10 +1549,10 @@ static size_t ag_scan_workspace_bytes(size_t n)
 
 static int ag_carveout_asked[64];   /* by device */
 
-/* the scan; across ranks, starting from *carry (a device pointer; NULL: from init) */
+/* the scan in this shape (one of several by n) */
 static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
     const int32_t *init,
-    void *d_work, size_t work_bytes, cudaStream_t stream, const int32_t *carry)
+    void *d_work, size_t work_bytes, cudaStream_t stream)
 {
     const size_t tiles = ag_tiles_for(n);
     const int32_t first = init != NULL ? *init : ag_op_identity();
@@ -1605,7 +1599,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         cudaLaunchAttribute attr;
         err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t36, pdl, 1, (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t36, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0, carry);
+            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t36, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -1639,12 +1633,12 @@ extern "C" cudaError_t assoc_exscan_sum_i32(const int32_t *d_in, size_t n, int32
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
     if (n <= 8192)
-        return ag_s0::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream, NULL);
+        return ag_s0::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream);
     if (n <= 131072)
-        return ag_s1::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream, NULL);
+        return ag_s1::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream);
     if (n <= 2097152)
-        return ag_s2::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream, NULL);
+        return ag_s2::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream);
     if (n <= 4194304)
-        return ag_s0::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream, NULL);
-    return ag_s2::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream, NULL);
+        return ag_s0::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream);
+    return ag_s2::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream);
 }

@@ -327,7 +327,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 
 static __global__ void __launch_bounds__(256, 8)
 assoc_k_scan_sum_i32_b256_t16(const int32_t *in, size_t n, int32_t *out, int32_t init,
-    unsigned int *work, unsigned int n_tiles, int aligned16, const int32_t *carry)
+    unsigned int *work, unsigned int n_tiles, int aligned16)
 {
     __shared__ uint4 stage[8][144];
     __shared__ int32_t warp_totals[8];
@@ -336,8 +336,6 @@ assoc_k_scan_sum_i32_b256_t16(const int32_t *in, size_t n, int32_t *out, int32_t
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
     ag_follow_stream();
-    if (carry != NULL)
-        init = *carry;                  /* across ranks: the preceding ranks' fold */
 
     /* tiles go out in ticket order, so a tile's predecessors have all started before it */
     if (threadIdx.x == 0) {
@@ -521,9 +519,9 @@ static size_t ag_scan_workspace_bytes(size_t n)
 
 static int ag_carveout_asked[64];   /* by device */
 
-/* the scan; across ranks, starting from *carry (a device pointer; NULL: from init) */
+/* the scan in this shape (one of several by n) */
 static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
-    void *d_work, size_t work_bytes, cudaStream_t stream, const int32_t *carry)
+    void *d_work, size_t work_bytes, cudaStream_t stream)
 {
     const size_t tiles = ag_tiles_for(n);
     const int32_t first = ag_op_identity();
@@ -570,7 +568,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         cudaLaunchAttribute attr;
         err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_i32_b256_t16, pdl, 1, (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_i32_b256_t16, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0, carry);
+            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_i32_b256_t16, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -835,7 +833,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 
 static __global__ void __launch_bounds__(256, 8)
 assoc_k_scan_sum_i32_b256_t8(const int32_t *in, size_t n, int32_t *out, int32_t init,
-    unsigned int *work, unsigned int n_tiles, int aligned16, const int32_t *carry)
+    unsigned int *work, unsigned int n_tiles, int aligned16)
 {
     __shared__ uint4 stage[8][72];
     __shared__ int32_t warp_totals[8];
@@ -844,8 +842,6 @@ assoc_k_scan_sum_i32_b256_t8(const int32_t *in, size_t n, int32_t *out, int32_t 
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
     ag_follow_stream();
-    if (carry != NULL)
-        init = *carry;                  /* across ranks: the preceding ranks' fold */
 
     /* tiles go out in ticket order, so a tile's predecessors have all started before it */
     if (threadIdx.x == 0) {
@@ -1029,9 +1025,9 @@ static size_t ag_scan_workspace_bytes(size_t n)
 
 static int ag_carveout_asked[64];   /* by device */
 
-/* the scan; across ranks, starting from *carry (a device pointer; NULL: from init) */
+/* the scan in this shape (one of several by n) */
 static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
-    void *d_work, size_t work_bytes, cudaStream_t stream, const int32_t *carry)
+    void *d_work, size_t work_bytes, cudaStream_t stream)
 {
     const size_t tiles = ag_tiles_for(n);
     const int32_t first = ag_op_identity();
@@ -1078,7 +1074,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         cudaLaunchAttribute attr;
         err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_i32_b256_t8, pdl, 1, (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_i32_b256_t8, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0, carry);
+            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_i32_b256_t8, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -1359,7 +1355,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 
 static __global__ void __launch_bounds__(256, 6)
 assoc_k_scan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32_t init,
-    unsigned int *work, unsigned int n_tiles, int aligned16, const int32_t *carry)
+    unsigned int *work, unsigned int n_tiles, int aligned16)
 {
     __shared__ uint4 stage[8][288];
     __shared__ int32_t warp_totals[8];
@@ -1368,8 +1364,6 @@ assoc_k_scan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32_t
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
     ag_follow_stream();
-    if (carry != NULL)
-        init = *carry;                  /* across ranks: the preceding ranks' fold */
 
     /* tiles go out in ticket order, so a tile's predecessors have all started before it */
     if (threadIdx.x == 0) {
@@ -1553,9 +1547,9 @@ static size_t ag_scan_workspace_bytes(size_t n)
 
 static int ag_carveout_asked[64];   /* by device */
 
-/* the scan; across ranks, starting from *carry (a device pointer; NULL: from init) */
+/* the scan in this shape (one of several by n) */
 static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
-    void *d_work, size_t work_bytes, cudaStream_t stream, const int32_t *carry)
+    void *d_work, size_t work_bytes, cudaStream_t stream)
 {
     const size_t tiles = ag_tiles_for(n);
     const int32_t first = ag_op_identity();
@@ -1602,7 +1596,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         cudaLaunchAttribute attr;
         err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_i32_b256_t36, pdl, 1, (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_i32_b256_t36, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0, carry);
+            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_i32_b256_t36, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -1635,12 +1629,12 @@ extern "C" cudaError_t assoc_scan_sum_i32(const int32_t *d_in, size_t n, int32_t
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
     if (n <= 8192)
-        return ag_s0::ag_scan(d_in, n, d_out, d_work, work_bytes, stream, NULL);
+        return ag_s0::ag_scan(d_in, n, d_out, d_work, work_bytes, stream);
     if (n <= 131072)
-        return ag_s1::ag_scan(d_in, n, d_out, d_work, work_bytes, stream, NULL);
+        return ag_s1::ag_scan(d_in, n, d_out, d_work, work_bytes, stream);
     if (n <= 2097152)
-        return ag_s2::ag_scan(d_in, n, d_out, d_work, work_bytes, stream, NULL);
+        return ag_s2::ag_scan(d_in, n, d_out, d_work, work_bytes, stream);
     if (n <= 4194304)
-        return ag_s0::ag_scan(d_in, n, d_out, d_work, work_bytes, stream, NULL);
-    return ag_s2::ag_scan(d_in, n, d_out, d_work, work_bytes, stream, NULL);
+        return ag_s0::ag_scan(d_in, n, d_out, d_work, work_bytes, stream);
+    return ag_s2::ag_scan(d_in, n, d_out, d_work, work_bytes, stream);
 }

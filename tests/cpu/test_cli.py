@@ -214,3 +214,17 @@ def test_a_type_built_on_a_cuda_vector_type_is_accepted(tmp_path):
     )
     gen_ok(spec, "-o", tmp_path / "out")
     assert (tmp_path / "out" / "v_reduce_padd_pt.cu").is_file()
+
+
+def test_an_installed_package_carries_every_template_folder():
+    """pyproject.toml names each templates/ folder as a package with its *.j2 as data, so that a
+    wheel (not only an editable install) holds every family's templates."""
+    import tomllib
+
+    from .util import REPO
+
+    conf = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    for folder in sorted(p for p in (REPO / "templates").iterdir() if p.is_dir()):
+        name = f"assocgen.templates.{folder.name}"
+        assert name in conf["packages"], name
+        assert conf["package-data"].get(name) == ["*.j2"], name

@@ -3,14 +3,15 @@ builtin pair, the user operators, block and tile sweeps of every primitive), in 
 separate sources and the single header; for the GPU transpose test's spec (every unit path and
 bank remedy); for the GPU matrix multiply test's (every semiring, layout and shape); and for the
 NCCL test's (reduces and scans across ranks, both forms); and for the several-inputs test's
-(operators of two and three input arrays in every family they reach).  A change
+(operators of two and three input arrays in every family they reach); and for the tuning test's
+(its spec shaped by the tuning file that tests/gpu/tune/run.py makes: three shapes by n each).  A change
 to generated code is always deliberate: the commit that makes it updates GOLDEN and says why; a
 refactoring keeps it."""
 
 import hashlib
 from pathlib import Path
 
-from assocgen import emit
+from assocgen import emit, tunefile
 from assocgen.spec import load, parse
 
 from .util import gpu_runner
@@ -19,14 +20,16 @@ TRANSPOSE_SPEC = Path(__file__).resolve().parents[1] / "gpu" / "transpose" / "sp
 MATMUL_SPEC = TRANSPOSE_SPEC.parents[1] / "matmul" / "spec.toml"
 NCCL_SPEC = TRANSPOSE_SPEC.parents[1] / "nccl" / "spec.toml"
 INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
+TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "29824102da8d1b99d887d199c5f6dad8af85952eba3797f356759ca49fd39bec",
-    "single_header": "b15da9d1ae5653a136fd3ed23d3a0727ec7861f027b8e4f7e0704f53216d3f3a",
-    "transposes": "bb9d3fcf36976db63fd97ce39388af2c953e9ce9644af498cb2acd2f3054ca3b",
-    "matmuls": "aa84309edc3a4936ab906c94cd44c2029d9a1f76bc3a5b9fc936e49f2d8a95d6",
-    "nccl": "37fd77766c5a7f114ac96785ee9ef9f7b3fea5007ba51368519e1e11bd0673e5",
-    "inputs": "3472f29cd13a873b75fb9201e843dd95deac3bd3c8ec8ee155670573ac77770e",
+    "sources": "bc5c35c83de8e1debb7ba3c3ac2ca7e8d324824cb63ec68bfb093e26e10c3aaf",
+    "single_header": "3088d0164456e5727dc583d3dfccdb549d0f65f44eff7706a680dd3973b56dbb",
+    "transposes": "1c1408c2d1fe6af39693c2ccb61371d6164249494220aa25f4a198edc26c9d7e",
+    "matmuls": "665f3eb4ebf604600b566da2af85dab241661c46e4fd47626f5583e06c2186bd",
+    "nccl": "e74c9db9c0c712146c523c8b93769a171c13bbb8c439473fde5a86a3d9ce4573",
+    "inputs": "310c9e1c8975d2d20452889533987760e0888819fab0a5599568977c4c89ccb7",
+    "tuned": "d01fb01a52dc1be1a35bc5f190c9b1d508a32c8d2922bd4be6a1870e01dd13f7",
 }
 
 
@@ -35,6 +38,21 @@ def _digest(files: dict) -> str:
     for name in sorted(files):
         h.update(name.encode() + b"\0" + files[name].encode() + b"\0")
     return h.hexdigest()
+
+
+def _tuned():
+    """The tuning test's spec with the tuning file its runner makes (tests/gpu/tune/run.py)."""
+    import importlib.util
+    import tempfile
+
+    loader = importlib.util.spec_from_file_location("tune_run", TUNE_DIR / "run.py")
+    run = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(run)
+    spec = load(TUNE_DIR / "spec.toml")
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "tuning.toml"
+        path.write_text(run.crafted(spec))
+        return tunefile.apply(spec, tunefile.read(path))
 
 
 def test_rendering_of_the_gpu_matrix_is_golden():
@@ -50,6 +68,7 @@ def test_rendering_of_the_gpu_matrix_is_golden():
             {**emit.render(load(NCCL_SPEC), "nt.h"), "single": emit.render(load(NCCL_SPEC), "nt.h", True)["nt.h"]}
         ),
         "inputs": _digest(emit.render(load(INPUTS_SPEC), "mi.h")),
+        "tuned": _digest(emit.render(_tuned(), "tu.h")),
     }
     assert got == GOLDEN, (
         "generated code changed: if on purpose, set GOLDEN in tests/cpu/test_golden.py to\n"

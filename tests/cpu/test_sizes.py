@@ -26,12 +26,13 @@ def test_a_default_shaped_4_byte_scan_picks_its_shape_by_n():
     spaces = ["ag_s0", "ag_s1", "ag_s2", "ag_s0"]
     want = [(str(upto), ns) for (upto, _, _), ns in zip(tuning.SCAN_SIZE_SHAPES, spaces, strict=True)]
     assert picks == want
-    assert "    return ag_s2::ag_scan(d_in, n, d_out, d_work, work_bytes, stream, NULL);\n}" in src  # the rest
+    assert "    return ag_s2::ag_scan(d_in, n, d_out, d_work, work_bytes, stream);\n}" in src  # the rest
+    assert "carry" not in src  # a shape's entry has no carry in (that is the scan across ranks')
     # the workspace: the most any shape needs for n, so that it grows with n
     assert re.findall(r"(ag_s\d)::ag_scan_workspace_bytes\(n\);", src) == ["ag_s0", "ag_s1", "ag_s2"]
     assert "    return most;\n}" in src
     ex = files["q_exscan_sum_f32.cu"]
-    assert "return ag_s2::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream, NULL);" in ex
+    assert "return ag_s2::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream);" in ex
     note = "shapes (block x items a thread) by n: n <= 8192 256 x 16, n <= 131072 256 x 8,"
     assert note in files["q.h"]
 

@@ -24,6 +24,12 @@ if [ "$mode" != bench ]; then
     rc=$?
     grep -E "^FAIL|passed,|memcheck|racecheck" "$OUT/transpose-test.log" | tail -20
     summary+=("transpose tests ($mode): rc=$rc $(grep -E 'passed,' "$OUT/transpose-test.log" | head -1) [$(( $(date +%s) - t2 ))s]")
+    t3=$(date +%s)   # assocgen tune on a small spec, then tuned kernels at every threshold
+    uflags=(); [ "$mode" = quick ] || uflags+=(--no-sanitizer)
+    OUT=$OUT/tune python3 tests/gpu/tune/run.py "${uflags[@]}" > "$OUT/tune-test.log" 2>&1
+    rc=$?
+    grep -E "^FAIL|passed," "$OUT/tune-test.log" | tail -10
+    summary+=("tune tests: rc=$rc $(grep -E 'passed,' "$OUT/tune-test.log" | tail -1) [$(( $(date +%s) - t3 ))s]")
 fi
 t1=$(date +%s)
 if ninja bench > "$OUT/bench-build.log" 2>&1; then

@@ -1,0 +1,243 @@
+"""Tuning files: the shapes `assocgen tune` measured on one GPU, read back at generation.
+
+A tuning file is TOML, written by `assocgen tune SPEC` (generator/tune.py) and given to the
+generator with `--tuning FILE`:
+
+    format = 1
+    gpu = "NVIDIA H100 80GB HBM3"       # the GPU it was measured on, as the CUDA runtime names it
+    arch = "sm_90"                      # and its architecture
+
+    [[instance]]
+    name = "bench_scan_sum_f32"         # an instance's public name in the spec
+    what = "scan sum f32 -> f32 (operator sha256:...)"   # what it computes: a changed operator
+    shapes = [                                          # no longer matches
+        { upto = 16384, block = 256, items = 16 },      # n <= upto: this shape; the first that holds n
+        { block = 256, items = 36 },                    # the last: every larger n
+    ]
+
+Each shape may also give `blocks_per_sm` (resident blocks an SM asked of the compiler).  Every
+problem is one `TuningError` line naming the file and the key; the caller decides whether it
+stops generation or, told to fall back, is a note and the built-in shapes apply.
+"""
+
+import hashlib
+import re
+import tomllib
+from dataclasses import dataclass, replace
+
+from . import tuning
+from .model import Primitive
+
+FORMAT = 1
+# the instances a tuning file may shape: plain reduces and scans of one input array
+TUNABLE = (Primitive.REDUCE, Primitive.SCAN, Primitive.EXSCAN)
+
+
+class TuningError(ValueError):
+    """One clear line: `file: key: problem`."""
+
+
+@dataclass(frozen=True)
+class Tuning:
+    path: str
+    gpu: str
+    arch: str
+    entries: dict  # public name -> (what, ((upto or None, block, items, blocks_per_sm), ...))
+    digest: str  # of the file's content: the header names it
+
+    @property
+    def summary(self) -> str:
+        return f"tuned on {self.gpu} ({self.arch}), tuning file {self.digest}"
+
+
+def what(inst) -> str:
+    """What an instance computes, as a tuning file records it: the primitive, the operator and its
+    types, and a digest of the operator's contract (its C and flags), so that a tuning measured for
+    one operator is never applied to another of the same name."""
+    op = inst.op
+    contract = "\n".join(
+        (
+            *(t.name for t in op.in_types),
+            op.acc_type.name,
+            op.out_type.name,
+            op.combine,
+            op.identity,
+            op.lift,
+            op.finalize,
+            str(op.commutative),
+            *(t.definition for t in (*op.in_types, op.acc_type, op.out_type)),
+        )
+    )
+    digest = hashlib.sha256(contract.encode()).hexdigest()[:16]
+    return f"{inst.primitive} {op.name} {op.in_type.name} -> {op.out_type.name} (operator sha256:{digest})"
+
+
+def tunable(inst) -> str:
+    """Why `inst` cannot take tuned shapes, or '' where it can."""
+    if getattr(inst, "family", "") not in ("reduce", "scan") or inst.primitive not in TUNABLE:
+        return "only plain reduces and scans (inclusive, exclusive) are tuned"
+    if inst.op.inputs:
+        return "an operator of several inputs keeps its one shape"
+    if not inst.sized:
+        return "the spec gives its shape (items or blocks_per_sm, or a block other than 256)"
+    return ""
+
+
+def _fail(path, key, problem):
+    raise TuningError(f"{path}: {key}: {problem}" if key else f"{path}: {problem}")
+
+
+def _int(path, key, value, lo, hi):
+    if isinstance(value, bool) or not isinstance(value, int):
+        _fail(path, key, f"{value!r} is not an integer")
+    if not lo <= value <= hi:
+        _fail(path, key, f"{value} is outside {lo}..{hi}")
+    return value
+
+
+def _shapes(path, where, raw) -> tuple:
+    if not isinstance(raw, list) or not raw:
+        _fail(path, f"{where}.shapes", "must be a non-empty list of {upto, block, items} tables")
+    out, last = [], 0
+    for k, s in enumerate(raw):
+        key = f"{where}.shapes[{k}]"
+        if not isinstance(s, dict):
+            _fail(path, key, "must be a table such as { upto = 16384, block = 256, items = 16 }")
+        extra = set(s) - {"upto", "block", "items", "blocks_per_sm"}
+        if extra:
+            _fail(path, key, f"unknown key {sorted(extra)[0]!r} (upto, block, items, blocks_per_sm)")
+        for need in ("block", "items"):
+            if need not in s:
+                _fail(path, key, f"{need} is missing")
+        block = _int(path, f"{key}.block", s["block"], 32, 1024)
+        if block & (block - 1):
+            _fail(path, f"{key}.block", f"{block} is not a power of two")
+        items = _int(path, f"{key}.items", s["items"], 1, tuning.MAX_ITEMS)
+        per_sm = _int(path, f"{key}.blocks_per_sm", s.get("blocks_per_sm", 0), 0, min(32, 2048 // block))
+        upto = s.get("upto")
+        if k + 1 < len(raw):
+            if upto is None:
+                _fail(path, key, "upto is missing (only the last shape, for every larger n, has none)")
+            upto = _int(path, f"{key}.upto", upto, 1, 1 << 62)
+            if upto <= last:
+                _fail(path, f"{key}.upto", f"{upto} does not grow from the shape before ({last})")
+            last = upto
+        elif upto is not None:
+            _fail(path, f"{key}.upto", "the last shape takes every larger n: leave upto out")
+        out.append((upto, block, items, per_sm))
+    return tuple(out)
+
+
+def read(path) -> Tuning:
+    """Read and check a tuning file's form (not yet against a spec or a GPU)."""
+    try:
+        with open(path, "rb") as f:
+            content = f.read()
+        data = tomllib.loads(content.decode())
+    except FileNotFoundError:
+        _fail(path, "", "no such tuning file")
+    except IsADirectoryError:
+        _fail(path, "", "is a directory, not a tuning file")
+    except PermissionError:
+        _fail(path, "", "cannot be read (permission denied)")
+    except UnicodeDecodeError as e:
+        _fail(path, "", f"is not UTF-8 text ({e.reason})")
+    except tomllib.TOMLDecodeError as e:
+        _fail(path, "", f"not a tuning file (not valid TOML: {e})")
+    extra = set(data) - {"format", "gpu", "arch", "instance"}
+    if extra:
+        _fail(path, "", f"unknown key {sorted(extra)[0]!r}: is this a tuning file written by `assocgen tune`?")
+    if data.get("format") != FORMAT:
+        _fail(path, "format", f"{data.get('format')!r}: this generator reads tuning files of format {FORMAT}")
+    for key in ("gpu", "arch"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            _fail(path, key, "missing: the GPU the shapes were measured on")
+        if re.search(r'["\\]|/\*|\*/|[\x00-\x1f\x7f]', data[key]):
+            _fail(
+                path, key, f"{data[key]!r}: quotes, backslashes, comment marks and control characters are not allowed"
+            )
+    entries = {}
+    raw = data.get("instance", [])
+    if not isinstance(raw, list):
+        _fail(path, "instance", "must be a list of [[instance]] tables")
+    for k, e in enumerate(raw):
+        where = f"instance[{k}]"
+        if not isinstance(e, dict):
+            _fail(path, where, "must be a table")
+        extra = set(e) - {"name", "what", "shapes"}
+        if extra:
+            _fail(path, where, f"unknown key {sorted(extra)[0]!r} (name, what, shapes)")
+        for key in ("name", "what"):
+            if not isinstance(e.get(key), str):
+                _fail(path, f"{where}.{key}", "missing (a string)")
+        if e["name"] in entries:
+            _fail(path, f"{where}.name", f"{e['name']!r} is tuned twice")
+        entries[e["name"]] = (e["what"], _shapes(path, where, e.get("shapes")))
+    digest = "sha256:" + hashlib.sha256(content).hexdigest()[:16]
+    return Tuning(str(path), data["gpu"].strip(), data["arch"].strip(), entries, digest)
+
+
+def check_gpu(t: Tuning, gpu: str = "") -> None:
+    """A tuning for another GPU than the one named (or an architecture the generator does not
+    know) is foreign."""
+    if t.arch not in tuning.ARCHS:
+        known = ", ".join(tuning.ARCHS)
+        _fail(t.path, "arch", f"{t.arch!r} is not an architecture this generator shapes for ({known})")
+    if gpu and gpu.strip() != t.gpu:
+        _fail(t.path, "gpu", f"measured on {t.gpu!r}, not on {gpu.strip()!r}: run `assocgen tune` on that GPU")
+
+
+def apply(spec, t: Tuning, gpu: str = ""):
+    """The spec with the tuning's shapes on its instances (each takes its shapes by n and, as its
+    own shape, the one for the largest n), and the header's word on the tuning."""
+    check_gpu(t, gpu)
+    by_name = {getattr(i, "public_name", ""): i for i in spec.instances}
+    for name, (recorded, _) in t.entries.items():
+        inst = by_name.get(name)
+        if inst is None:
+            _fail(t.path, name, f"the spec {spec.source} has no instance of that name: tuned for another spec?")
+        why = tunable(inst)
+        if why:
+            _fail(t.path, name, f"cannot take tuned shapes: {why}")
+        if recorded != what(inst):
+            _fail(t.path, name, f"tuned for {recorded!r}, but the spec's computes {what(inst)!r}: tune it again")
+    out = []
+    for inst in spec.instances:
+        entry = t.entries.get(getattr(inst, "public_name", ""))
+        if entry is None:
+            out.append(inst)
+            continue
+        shapes = entry[1]
+        for k, (_, block, items, per_sm) in enumerate(shapes):
+            shaped = replace(inst, block=block, items=items, blocks_per_sm=per_sm)
+            problem = tuning.items_problem(shaped, items)
+            if problem:
+                _fail(t.path, f"{inst.public_name}.shapes[{k}]", problem)
+        _, block, items, per_sm = shapes[-1]
+        out.append(replace(inst, block=block, items=items, blocks_per_sm=per_sm, shapes=shapes))
+    return replace(spec, instances=out, tuning=t.summary)
+
+
+def _shape_text(s) -> str:
+    upto, block, items, per_sm = s
+    parts = ([f"upto = {upto}"] if upto is not None else []) + [f"block = {block}", f"items = {items}"]
+    if per_sm:
+        parts.append(f"blocks_per_sm = {per_sm}")
+    return "{ " + ", ".join(parts) + " }"
+
+
+def write_text(gpu: str, arch: str, entries: list, header: str = "") -> str:
+    """A tuning file's text: entries [(inst, shapes, notes)], notes being comment lines."""
+    lines = [f"# {line}" if line else "#" for line in header.splitlines()]
+    lines += [f"format = {FORMAT}", f"gpu = {_toml_str(gpu)}", f"arch = {_toml_str(arch)}"]
+    for inst, shapes, notes in entries:
+        lines += ["", "[[instance]]"]
+        lines += [f"# {n}" for n in notes]
+        lines += [f"name = {_toml_str(inst.public_name)}", f"what = {_toml_str(what(inst))}", "shapes = ["]
+        lines += [f"    {_shape_text(s)}," for s in shapes]
+        lines.append("]")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_str(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
