@@ -670,8 +670,33 @@ struct SegResult {
     size_t n, segments, bytes;
     double gen_us, ref_us, copy_us;
     bool gen_ok;
+    double ggen_us = -1, gref_us = -1;  // replayed from a CUDA graph (n <= 2^GRAPH_MAX_LOG2), < 0: not measured
 };
 static std::vector<SegResult> seg_results;
+
+// ours and the reference timed per call, and replayed from a CUDA graph where n is small enough;
+// then the copy.  Returns the graph ops' medians in r.
+static void time_seg(Bench &b, int lg, Op &gen, Op &ref, Op &copy, SegResult &r)
+{
+    Op ggen, gref;
+    ggen.call = gen.call;
+    gref.call = ref.call;
+    gen.graph = ref.graph = copy.graph = false;
+    ggen.graph = gref.graph = true;
+    std::vector<Op *> ops = {&gen, &ref, &copy};
+    if (b.graphs && lg <= GRAPH_MAX_LOG2) {
+        ops.push_back(&ggen);
+        ops.push_back(&gref);
+    }
+    time_ops(b, ops, 1);
+    r.gen_us = median(gen.samples);
+    r.ref_us = median(ref.samples);
+    r.copy_us = median(copy.samples);
+    if (ops.size() > 3) {
+        r.ggen_us = median(ggen.samples);
+        r.gref_us = median(gref.samples);
+    }
+}
 
 // lengths: "avg1000" (1..1999), "1..16", "ones", "one" (a single segment), "power" (2^(17u))
 static std::vector<int> segment_starts(size_t n, const std::string &dist)
@@ -754,14 +779,12 @@ static void run_segreduce_rows(Bench &b, int lg, const std::vector<std::string> 
         };
         const size_t bytes = n * sizeof(float) + (m + 1) * sizeof(int) + m * sizeof(float);
         op_copy.call = [&] { CHECK(cudaMemcpyAsync(b.dst, b.pool + b.pool_bytes / 2, bytes / 2, cudaMemcpyDeviceToDevice, b.stream)); };
-        op_gen.graph = op_ref.graph = op_copy.graph = false;
-        time_ops(b, {&op_gen, &op_ref, &op_copy}, 1);
+        SegResult r = {row, dist, lg, n, m, bytes, 0, 0, 0, true};
+        time_seg(b, lg, op_gen, op_ref, op_copy, r);
 
         // check: each segment's sum against the host's (double), relative to the sum of |x|
         std::vector<float> got(m);
         CHECK(cudaMemcpy(got.data(), d_gen, m * sizeof(float), cudaMemcpyDeviceToHost));
-        SegResult r = {row, dist, lg, n, m, bytes, median(op_gen.samples), median(op_ref.samples),
-                       median(op_copy.samples), true};
         for (size_t s = 0; s < m && r.gen_ok; ++s) {
             double want = 0, mag = 0;
             for (int i = off[s]; i < off[s + 1]; ++i) { want += host[i]; mag += std::fabs(host[i]); }
@@ -814,15 +837,13 @@ static void run_segscan_rows(Bench &b, int lg, const std::vector<std::string> &d
         };
         const size_t bytes = n * (2 * sizeof(float) + sizeof(int));
         op_copy.call = [&] { CHECK(cudaMemcpyAsync(b.dst, b.pool, bytes / 2, cudaMemcpyDeviceToDevice, b.stream)); };
-        op_gen.graph = op_ref.graph = op_copy.graph = false;
-        time_ops(b, {&op_gen, &op_ref, &op_copy}, 1);
+        SegResult r = {row, dist, lg, n, starts.size(), bytes, 0, 0, 0, true};
+        time_seg(b, lg, op_gen, op_ref, op_copy, r);
         CHECK(cudaStreamSynchronize(b.stream));
 
         std::vector<float> got(n), ref(n);
         CHECK(cudaMemcpy(got.data(), d_gen, n * sizeof(float), cudaMemcpyDeviceToHost));
         CHECK(cudaMemcpy(ref.data(), d_ref, n * sizeof(float), cudaMemcpyDeviceToHost));
-        SegResult r = {row, dist, lg, n, starts.size(), bytes, median(op_gen.samples),
-                       median(op_ref.samples), median(op_copy.samples), true};
         double acc = 0, mag = 0;
         for (size_t i = 0; i < n && r.gen_ok; ++i) {
             if (i == 0 || keys[i] != keys[i - 1]) acc = mag = 0;
@@ -844,15 +865,20 @@ static void run_segscan_rows(Bench &b, int lg, const std::vector<std::string> &d
 
 static void print_seg_table()
 {
-    printf("\n%-16s %-8s %5s %10s %9s | %8s %7s | %8s %7s | %7s | %8s %8s | %s\n", "row", "segments", "n", "count",
-           "bytes", "gen us", "GB/s", "ref us", "GB/s", "gen/ref", "copyGB/s", "gen/copy", "check");
+    printf("\n%-16s %-8s %5s %10s %9s | %8s %7s | %8s %7s | %7s | %8s %8s | %8s %8s %7s | %s\n", "row", "segments",
+           "n", "count", "bytes", "gen us", "GB/s", "ref us", "GB/s", "gen/ref", "copyGB/s", "gen/copy", "g:gen us",
+           "g:ref us", "gen/ref", "check");
     for (const SegResult &r : seg_results) {
-        char n[16];
+        char n[16], gg[80];
         snprintf(n, sizeof n, "2^%d", r.log2n);
+        if (r.ggen_us > 0)
+            snprintf(gg, sizeof gg, "%8.2f %8.2f %6.2fx", r.ggen_us, r.gref_us, r.gref_us / r.ggen_us);
+        else
+            snprintf(gg, sizeof gg, "%8s %8s %7s", "-", "-", "-");
         const double g = gbs(r.bytes, r.gen_us), c = gbs(2 * (r.bytes / 2), r.copy_us);
-        printf("%-16s %-8s %5s %10zu %9s | %8.1f %7.1f | %8.1f %7.1f | %6.2fx | %8.1f %8.2f | %s\n", r.row.c_str(),
+        printf("%-16s %-8s %5s %10zu %9s | %8.1f %7.1f | %8.1f %7.1f | %6.2fx | %8.1f %8.2f | %s | %s\n", r.row.c_str(),
                r.dist.c_str(), n, r.segments, human(r.bytes).c_str(), r.gen_us, g, r.ref_us, gbs(r.bytes, r.ref_us),
-               r.ref_us / r.gen_us, c, g / c, r.gen_ok ? "ok" : "MISMATCH");
+               r.ref_us / r.gen_us, c, g / c, gg, r.gen_ok ? "ok" : "MISMATCH");
     }
     printf("\nref: cub::DeviceSegmentedReduce::Sum (segreduce), thrust::inclusive_scan_by_key with a cached allocator\n"
            "(segscan/key).  GB/s count every byte read and written once; copy moves the same number of bytes.\n");
