@@ -102,9 +102,12 @@ def choose(sizes, scores, builtin, margin=MARGIN, max_shapes=MAX_SHAPES):
         b = builtin[k]
         usable = [c for c in range(len(scores)) if scores[c][k] is not None]
         best = min(usable, key=lambda c: scores[c][k], default=b)
-        if win and scores[win[-1]][k] is not None and scores[win[-1]][k] <= scores[best][k] * (1 + margin):
-            best = win[-1]  # the shape of the size before, where it is as fast: fewer switches
-        win.append(best if scores[b][k] is None or scores[best][k] < scores[b][k] * (1 - margin) else b)
+        clear = scores[b][k] is None or scores[best][k] < scores[b][k] * (1 - margin)
+        p = win[-1] if win else None
+        if p is not None and scores[p][k] is not None and scores[p][k] <= scores[best][k] * (1 + margin):
+            if scores[b][k] is None or scores[p][k] < scores[b][k] * (1 - margin):
+                best = p  # the shape of the size before, as fast and clear of the built-in: fewer switches
+        win.append(best if clear else b)
     runs = []  # [candidate, [size indices]]
     for k, c in enumerate(win):
         if runs and runs[-1][0] == c:
@@ -164,6 +167,11 @@ def tune(argv) -> int:
             raise SpecError("command line", "", str(e)) from None
         spec = load(args.spec)
         sizes = _sizes(args.sizes) if args.sizes else (QUICK_SIZES if args.quick else SIZES)
+        out = Path(args.out)
+        if not args.build_only and (not out.name or out.name in (".", "..") or out.is_dir()):
+            raise SpecError("command line", "-o", f"{args.out!r} is not a file name for the tuning file")
+        if not args.build_only and not out.resolve().parent.is_dir():
+            raise SpecError("command line", "-o", f"{out.parent}: no such folder for the tuning file")
         if args.build_only and not args.arch:
             raise SpecError("command line", "--build-only", "give --arch (e.g. sm_90): there is no GPU to ask")
         checks = QUICK_CHECKS if args.quick else CHECKS
@@ -176,7 +184,7 @@ def tune(argv) -> int:
             name = getattr(inst, "public_name", "")
             if args.only and name not in args.only:
                 continue
-            why = tunefile.tunable(inst)
+            why = tunefile.tunable(inst, spec)
             (skipped.append(f"{name}: {why}") if why else chosen.append(inst))
         if not chosen:
             raise SpecError(args.spec, "", "no instance to tune: " + ("; ".join(skipped) or "the spec has none"))
@@ -190,17 +198,19 @@ def tune(argv) -> int:
         print(f"note: not tuned: {line}", file=sys.stderr)
 
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="assocgen-tune-"))
+    failed = True
     try:
         work.mkdir(parents=True, exist_ok=True)
         result = _measure(spec, chosen, sizes, checks, args, work, _env(), render)
+        failed = False
     except TuneError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_FAILED
     except OSError as e:
-        print(f"error: {e.filename + ': ' if e.filename else ''}{e.strerror or e}", file=sys.stderr)
+        print(f"error: {str(e.filename) + ': ' if e.filename else ''}{e.strerror or e}", file=sys.stderr)
         return EXIT_FAILED
     finally:
-        if not args.work:
+        if not args.work and not failed:  # kept when tuning failed: its logs say why
             shutil.rmtree(work, ignore_errors=True)
     gpu, arch, entries, table, unchecked = result
     for line in unchecked:
@@ -208,15 +218,11 @@ def tune(argv) -> int:
     if args.build_only:
         print(table[0])
         return EXIT_OK
-    if not entries:
-        print("error: no instance could be tuned (see the notes)", file=sys.stderr)
-        return EXIT_FAILED
     header = (
         f"assocgen tuning file, written by `assocgen tune` ({__version__}) from {Path(args.spec).name}\n"
         f"(spec {spec.digest}).  Give it to the generator: assocgen SPEC --tuning {Path(args.out).name}\n"
         "Each shape: the first whose upto holds n; times per call and from a CUDA graph, in microseconds."
     )
-    out = Path(args.out)
     try:
         tmp = out.with_name(out.name + ".tmp")
         tmp.write_text(tunefile.write_text(gpu, arch, entries, header))
@@ -331,6 +337,7 @@ def _measure(spec, chosen, sizes, checks, args, work, env, render):
         builtin = [_builtin_pick(inst, cands, n) for n in sizes]
         picks = choose(sizes, scores, builtin)
         shapes = tuple((upto, cands[c].block, cands[c].items, cands[c].blocks_per_sm) for upto, c in picks)
+        chosen_at = [next(c for upto, c in picks if upto is None or n <= upto) for n in sizes]
         notes = []
         for j, n in enumerate(sizes):
             c = next(c for upto, c in picks if upto is None or n <= upto)
@@ -345,6 +352,10 @@ def _measure(spec, chosen, sizes, checks, args, work, env, render):
                 f"{inst.public_name:32} n {n:>10}  {_label(cands[c]):>16}  per call {b[0] / t[0]:5.2f}x"
                 f"  graph {b[1] / t[1]:5.2f}x  of the built-in"
             )
+        if chosen_at == builtin:  # nothing clearly faster: the built-in shapes and thresholds stay
+            kept = f"no other was {MARGIN:.0%} faster at a size"
+            skipped.append(f"{inst.public_name}: keeps the built-in shapes ({kept})")
+            continue
         entries.append((inst, shapes, notes))
     return gpu, arch, entries, table, skipped
 

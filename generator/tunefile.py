@@ -72,10 +72,12 @@ def what(inst) -> str:
     return f"{inst.primitive} {op.name} {op.in_type.name} -> {op.out_type.name} (operator sha256:{digest})"
 
 
-def tunable(inst) -> str:
-    """Why `inst` cannot take tuned shapes, or '' where it can."""
+def tunable(inst, spec=None) -> str:
+    """Why `inst` (of `spec`) cannot take tuned shapes, or '' where it can."""
     if getattr(inst, "family", "") not in ("reduce", "scan") or inst.primitive not in TUNABLE:
         return "only plain reduces and scans (inclusive, exclusive) are tuned"
+    if spec is not None and spec.nccl:
+        return "the spec's functions across ranks (nccl = true) keep one shape"
     if inst.op.inputs:
         return "an operator of several inputs keeps its one shape"
     if not inst.sized:
@@ -147,7 +149,7 @@ def read(path) -> Tuning:
     extra = set(data) - {"format", "gpu", "arch", "instance"}
     if extra:
         _fail(path, "", f"unknown key {sorted(extra)[0]!r}: is this a tuning file written by `assocgen tune`?")
-    if data.get("format") != FORMAT:
+    if type(data.get("format")) is not int or data["format"] != FORMAT:
         _fail(path, "format", f"{data.get('format')!r}: this generator reads tuning files of format {FORMAT}")
     for key in ("gpu", "arch"):
         if not isinstance(data.get(key), str) or not data[key].strip():
@@ -180,9 +182,9 @@ def read(path) -> Tuning:
 def check_gpu(t: Tuning, gpu: str = "") -> None:
     """A tuning for another GPU than the one named (or an architecture the generator does not
     know) is foreign."""
-    if t.arch not in tuning.ARCHS:
-        known = ", ".join(tuning.ARCHS)
-        _fail(t.path, "arch", f"{t.arch!r} is not an architecture this generator shapes for ({known})")
+    m = re.fullmatch(r"sm_(\d+)", t.arch)
+    if not m or int(m[1]) < 80:
+        _fail(t.path, "arch", f"{t.arch!r} is not an architecture the kernels run on (sm_80 or newer, e.g. sm_90)")
     if gpu and gpu.strip() != t.gpu:
         _fail(t.path, "gpu", f"measured on {t.gpu!r}, not on {gpu.strip()!r}: run `assocgen tune` on that GPU")
 
@@ -196,7 +198,7 @@ def apply(spec, t: Tuning, gpu: str = ""):
         inst = by_name.get(name)
         if inst is None:
             _fail(t.path, name, f"the spec {spec.source} has no instance of that name: tuned for another spec?")
-        why = tunable(inst)
+        why = tunable(inst, spec)
         if why:
             _fail(t.path, name, f"cannot take tuned shapes: {why}")
         if recorded != what(inst):

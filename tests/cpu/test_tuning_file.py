@@ -7,6 +7,7 @@ choice of shapes from measured times, and the tune command's build of its candid
 
 import re
 import subprocess
+from dataclasses import replace
 
 import pytest
 
@@ -108,7 +109,9 @@ def test_without_a_tuning_file_the_header_says_built_in():
         ({'name = "q_reduce_sum_f32"': 'name = "q_given"'}, "cannot take tuned shapes: the spec gives its shape"),
         ({"reduce sum f32 -> f32": "reduce sum f32 -> f64"}, "tune it again"),
         ({"operator sha256:": "operator sha256:0"}, "tune it again"),
-        ({'arch = "sm_90"': 'arch = "sm_70"'}, "'sm_70' is not an architecture this generator shapes for"),
+        ({'arch = "sm_90"': 'arch = "sm_70"'}, "'sm_70' is not an architecture the kernels run on"),
+        ({'arch = "sm_90"': 'arch = "gfx90a"'}, "'gfx90a' is not an architecture the kernels run on"),
+        ({"format = 1": "format = true"}, "format: True: this generator reads tuning files of format 1"),
         ({'gpu = "NVIDIA H100 80GB HBM3"': 'gpu = "a */ b"'}, "comment marks"),
         ({"blocks_per_sm = 6": "blocks_per_sm = 9"}, "blocks_per_sm: 9 is outside 0..8"),
     ],
@@ -148,6 +151,13 @@ def test_a_tuning_for_another_gpu_is_refused_when_the_gpu_is_named(tmp_path):
     missing = run_gen(tmp_path / "q.toml", "-o", out, "--tuning", tmp_path / "none.toml")
     assert_one_error_line(missing)
     assert "no such tuning file" in missing.stderr
+
+
+def test_a_tuning_is_for_any_architecture_from_sm_80_and_not_for_functions_across_ranks(tmp_path):
+    spec = tunefile.apply(_spec(), tunefile.read(_file(tmp_path, gpu="NVIDIA GeForce RTX 4090", arch="sm_89")))
+    assert "tuned on NVIDIA GeForce RTX 4090 (sm_89)" in emit.render(spec, "q.h")["q.h"]
+    with pytest.raises(tunefile.TuningError, match="across ranks"):
+        tunefile.apply(replace(_spec(), nccl=True), tunefile.read(_file(tmp_path)))
 
 
 def test_the_build_graph_reruns_the_generator_when_the_tuning_changes(tmp_path):
@@ -199,6 +209,9 @@ def test_choose_keeps_the_built_in_shape_unless_another_is_clearly_faster():
     picks = tune.choose(sizes, scores, [0, 0, 0, 0], max_shapes=3)
     assert len({c for _, c in picks}) <= 3 and picks[-1][0] is None
     assert [u for u, _ in picks[:-1]] == sorted(u for u, _ in picks[:-1])
+    # the shape of the size before is kept only where it, too, is clear of the built-in one
+    picks = tune.choose([1, 2], [[10.5, 10.5], [9, 10.35], [12, 10.0]], [0, 0])
+    assert picks == [(1, 1), (None, 2)]
     # a candidate that could not be timed at a size is never taken there
     picks = tune.choose(sizes[:1], [[10], [None]], [0])
     assert picks == [(None, 0)]
@@ -237,6 +250,9 @@ def test_tune_refuses_what_it_cannot_tune_in_one_line(tmp_path):
     assert_one_error_line(_tune(tmp_path / "none.toml"))
     assert_one_error_line(_tune(tmp_path / "q.toml", "--sizes", "12,abc"))
     assert_one_error_line(_tune(tmp_path / "q.toml", "--bogus"))
+    (tmp_path / "ok.toml").write_text(SPEC)
+    for out in (".", tmp_path, tmp_path / "no" / "t.toml"):  # checked before anything is measured
+        assert_one_error_line(_tune(tmp_path / "ok.toml", "-o", out))
     assert not (tmp_path / "t.toml").exists()
 
 
