@@ -40,6 +40,11 @@ SEGMENT_TILE_BYTES = 40 * 1024  # shared memory a segmented reduce's tile of fol
 STAGE_LIMIT = 44 * 1024  # static shared memory a scan block may spend on staging (48 KB in all)
 REDUCE_STAGE_LIMIT = 24 * 1024  # a reduce block's staging: 8 blocks an SM still fit
 PDL_MAX_BYTES = 4 << 20  # a commutative reduce launches with PDL up to this many input bytes
+# and a segmented reduce by offsets (its three launches: bounds, tiles, carry), every kernel
+# waiting for the one before: at 2^20 floats (4 MiB) from a graph 10.5 -> 10.0 us (segments
+# averaging 1000), 6.9 -> 6.5 (one), 8.7 -> 8.2 (power law); at 2^28 PDL cost 42% (500 -> 712 us:
+# the next launch's early blocks hold SMs the tiles need), so not past this size
+SEGMENT_PDL_MAX_BYTES = 4 << 20
 ORDERED_PDL_MAX_BYTES = 16 << 20  # and an ordered one up to this many
 MAX_GRID = 2048  # bound on a reduce's blocks a launch (its workspace is sized from it)
 SLOT0 = 64  # workspace word where a reduce's blocks' slots start (after the counter)
@@ -210,6 +215,7 @@ class ScanShape:
     bulk_store: bool  # a warp's run of results stored by one bulk copy (TMA, sm_90)
     min_blocks: int  # resident blocks an SM asked of the compiler (0: the compiler's choice)
     pdl: bool  # launches with programmatic dependent launch
+    pdl_max_bytes: int = 0  # ... only up to this many input bytes (0: at any size)
 
     @property
     def tile(self) -> int:
@@ -275,8 +281,9 @@ def scan_shape(inst) -> ScanShape:
         chunk * 16 // size,
         bulk_store,
         inst.blocks_per_sm or min_blocks,
-        # programmatic dependent launch, but not for segments by offsets (slower with it)
-        pdl=inst.heads != Heads.OFFSETS,
+        # programmatic dependent launch; for segments by offsets only on small inputs
+        pdl=True,
+        pdl_max_bytes=SEGMENT_PDL_MAX_BYTES if inst.heads == Heads.OFFSETS else 0,
     )
 
 

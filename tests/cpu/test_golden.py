@@ -23,12 +23,12 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "bc5c35c83de8e1debb7ba3c3ac2ca7e8d324824cb63ec68bfb093e26e10c3aaf",
-    "single_header": "3088d0164456e5727dc583d3dfccdb549d0f65f44eff7706a680dd3973b56dbb",
+    "sources": "f5cbef308743152c8cdccbc6f89d4d0d196e462682ec942a734a1af127e6d982",
+    "single_header": "9e79629b1e2bf2d6a41ad89ab9be66d647c7c3ad5f8a5725a6f229163644b8ad",
     "transposes": "1c1408c2d1fe6af39693c2ccb61371d6164249494220aa25f4a198edc26c9d7e",
     "matmuls": "665f3eb4ebf604600b566da2af85dab241661c46e4fd47626f5583e06c2186bd",
     "nccl": "e74c9db9c0c712146c523c8b93769a171c13bbb8c439473fde5a86a3d9ce4573",
-    "inputs": "310c9e1c8975d2d20452889533987760e0888819fab0a5599568977c4c89ccb7",
+    "inputs": "d44749f1f202e178032598d2cd5672b8f3ce75faa8ae32bbd011225fb881100e",
     "tuned": "d01fb01a52dc1be1a35bc5f190c9b1d508a32c8d2922bd4be6a1870e01dd13f7",
 }
 
