@@ -347,7 +347,8 @@ type = "f32"
     assert "return k + k / 8;" in text["t_scan_f32_t32"] and bulk not in text["t_scan_f32_t32"]
     assert all("return k;" in src for src in text.values() if bulk in src)
     # the segmented reduce that holds its tile needs no look-back: a carry kernel after the tiles
-    assert "_carry<<<1, 1024, 0, stream>>>" in text["t_segreduce_sum_f32"]
+    # (launched with PDL on inputs up to SEGMENT_PDL_MAX_BYTES)
+    assert "_carry, pdl, n <= AG_PDL_MAX_ELEMS, 1, 1024, stream);" in text["t_segreduce_sum_f32"]
     assert "ag_wait_for(" not in text["t_segreduce_sum_f32"]
     assert "_carry" not in text["t_segreduce_ksum_f32"] and "ag_wait_for(" in text["t_segreduce_ksum_f32"]
 
