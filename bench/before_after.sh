@@ -11,16 +11,10 @@
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/before-after}; mkdir -p "$OUT" build/before
-export PATH=/usr/local/cuda/bin:$PATH
-. tests/gpu/pyshim.sh   # assocgen importable on the lent machine
+. bench/build.sh   # PATH, the generator, bench_compile
 [ -f bench/before/bench.h ] || { echo "bench/before/ holds no generated sources"; exit 2; }
 ninja bench > "$OUT/build-after.log" 2>&1 || { tail -20 "$OUT/build-after.log"; exit 1; }
-flags="-O3 -arch=sm_90 -std=c++17"
-ls bench/before/*.cu | xargs -P 16 -I{} sh -c 'nvcc '"$flags"' -Ibench/before -c {} -o build/before/$(basename {} .cu).o' \
-    > "$OUT/build-before.log" 2>&1 &&
-    nvcc $flags -Ibench/before -c bench/bench.cu -o build/before/bench_main.o >> "$OUT/build-before.log" 2>&1 &&
-    nvcc -arch=sm_90 -o build/before/bench build/before/*.o >> "$OUT/build-before.log" 2>&1 ||
-    { tail -20 "$OUT/build-before.log"; exit 1; }
+bench_compile bench/before bench/bench.cu build/before/bench "$OUT/build-before.log" || exit 1
 for run in after1 before1 after2 before2; do
     exe=build/bench/bench; [ "${run#before}" != "$run" ] && exe=build/before/bench
     "$exe" "$@" > "$OUT/$run.log" 2> "$OUT/$run-progress.log"

@@ -1,22 +1,33 @@
-# What bench/{rows,transpose,inputs}/run.sh share, sourced from the repository root: build the
-# benchmark of bench/NAME (its spec.toml generated, the sources and bench.cu compiled in
-# parallel, linked with LIBS) into build/NAME-bench/NAME_bench.  Sets B to that folder, and OUT
-# (the logs' folder, made if missing) to that folder where the caller set none.  Returns non-zero,
-# with the build log's tail, if anything fails.
+# What the benchmark scripts share, sourced from the repository root: build the benchmark of
+# bench/NAME (its spec.toml generated, the sources and bench.cu compiled in parallel, linked with
+# LIBS) into build/NAME-bench/NAME_bench.  Sets B to that folder, and OUT (the logs' folder, made
+# if missing) to that folder where the caller set none.  Returns non-zero, with the build log's
+# tail, if anything fails.
 #   . bench/build.sh && bench_build NAME [LIBS...] && $B/NAME_bench
+# bench_compile compiles generated sources already written (SRC/*.cu) with a main program into
+# EXE, objects beside EXE, the log to LOG (bench/before_after.sh, bench/tuned.sh):
+#   bench_compile SRC MAIN.cu EXE LOG [LIBS...]
 export PATH=/usr/local/cuda/bin:$PATH
 . tests/gpu/pyshim.sh   # assocgen importable on the lent machine
 
 bench_build() {
-    local name=$1 flags="-O3 -arch=sm_90 -std=c++17"
+    local name=$1
     shift
     B=build/$name-bench
     OUT=${OUT:-$B}
     mkdir -p "$OUT" "$B"
     python3 -m assocgen "bench/$name/spec.toml" -o "$B/src" --no-compile-check > /dev/null || return 1
-    rm -f "$B"/*.o
-    ls "$B"/src/*.cu "bench/$name/bench.cu" |
-        xargs -P 16 -I{} sh -c 'nvcc '"$flags"' -I'"$B"'/src -c {} -o '"$B"'/$(basename {} .cu).o' > "$OUT/build.log" 2>&1 &&
-        nvcc -arch=sm_90 -o "$B/${name}_bench" "$B"/*.o "$@" >> "$OUT/build.log" 2>&1 ||
-        { tail -20 "$OUT/build.log"; return 1; }
+    bench_compile "$B/src" "bench/$name/bench.cu" "$B/${name}_bench" "$OUT/build.log" "$@"
+}
+
+bench_compile() {
+    local src=$1 main=$2 exe=$3 log=$4 flags="-O3 -arch=sm_90 -std=c++17"
+    shift 4
+    local dir
+    dir=$(dirname "$exe")
+    mkdir -p "$dir" && rm -f "$dir"/*.o
+    ls "$src"/*.cu "$main" |
+        xargs -P 16 -I{} sh -c 'nvcc '"$flags"' -I'"$src"' -c {} -o '"$dir"'/$(basename {} .cu).o' > "$log" 2>&1 &&
+        nvcc -arch=sm_90 -o "$exe" "$dir"/*.o "$@" >> "$log" 2>&1 ||
+        { tail -20 "$log"; return 1; }
 }

@@ -7,18 +7,15 @@
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/tuned}; mkdir -p "$OUT"
-. bench/build.sh   # PATH and the generator
-T=build/bench-tuned; flags="-O3 -arch=sm_90 -std=c++17"
+. bench/build.sh   # PATH, the generator, bench_compile
+T=build/bench-tuned
 python3 -m assocgen tune bench/spec.toml -o "$OUT/tuning.toml" --work build/tuned-work ${TUNE:-} > "$OUT/tune.log" 2>&1 ||
     { tail -20 "$OUT/tune.log"; exit 1; }
 tail -n +1 "$OUT/tune.log" | grep -E "of the built-in|^note|^wrote"
 ninja bench > "$OUT/build-untuned.log" 2>&1 || { tail -20 "$OUT/build-untuned.log"; exit 1; }
 rm -rf "$T" && mkdir -p "$T"
 python3 -m assocgen bench/spec.toml -o "$T" --tuning "$OUT/tuning.toml" --no-compile-check > /dev/null &&
-    ls "$T"/*.cu bench/bench.cu | xargs -P 16 -I{} sh -c 'nvcc '"$flags"' -I'"$T"' -c {} -o '"$T"'/$(basename {} .cu).o' \
-        > "$OUT/build-tuned.log" 2>&1 &&
-    nvcc -arch=sm_90 -o "$T/bench" "$T"/*.o >> "$OUT/build-tuned.log" 2>&1 ||
-    { tail -20 "$OUT/build-tuned.log"; exit 1; }
+    bench_compile "$T" bench/bench.cu "$T/bench" "$OUT/build-tuned.log" || exit 1
 for run in tuned1 untuned1 tuned2 untuned2; do
     exe=build/bench/bench; [ "${run#tuned}" != "$run" ] && exe=$T/bench
     "$exe" "$@" > "$OUT/$run.log" 2> "$OUT/$run-progress.log"

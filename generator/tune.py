@@ -157,7 +157,6 @@ def _label(c) -> str:
 
 def tune(argv) -> int:
     from .cli import EXIT_FAILED, EXIT_OK, EXIT_SPEC, _UsageError
-    from .emit import _env, render
     from .spec import SpecError, load
 
     try:
@@ -188,10 +187,7 @@ def tune(argv) -> int:
             (skipped.append(f"{name}: {why}") if why else chosen.append(inst))
         if not chosen:
             raise SpecError(args.spec, "", "no instance to tune: " + ("; ".join(skipped) or "the spec has none"))
-    except SpecError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_SPEC
-    except TuneError as e:
+    except (SpecError, TuneError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_SPEC
     for line in skipped:
@@ -201,7 +197,7 @@ def tune(argv) -> int:
     failed = True
     try:
         work.mkdir(parents=True, exist_ok=True)
-        result = _measure(spec, chosen, sizes, checks, args, work, _env(), render)
+        result = _measure(spec, chosen, sizes, checks, args, work)
         failed = False
     except TuneError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -236,8 +232,31 @@ def tune(argv) -> int:
     return EXIT_OK
 
 
-def _measure(spec, chosen, sizes, checks, args, work, env, render):
-    """Build, check and time every instance's candidates; returns (gpu, arch, entries, table)."""
+def harness_source(inst, cands, header, stamp=f"assocgen {__version__} tune") -> str:
+    """The measuring program of `inst` over the public functions `cands` (declared in `header`):
+    floats checked within a bound of their size, everything else exactly."""
+    from .emit import _env
+
+    return (
+        _env()
+        .get_template("tune/harness.cu.j2")
+        .render(
+            inst=inst,
+            op=inst.op,
+            header=header,
+            stamp=stamp,
+            cands=cands,
+            tolerance="1e-4" if inst.op.out_type.size <= 4 else "1e-10",
+            fill_note=_fill_note(inst),
+        )
+    )
+
+
+def _measure(spec, chosen, sizes, checks, args, work):
+    """Build, check and time every instance's candidates; returns (gpu, arch, entries, table,
+    notes)."""
+    from .emit import render
+
     plans = []  # (inst, candidates, public names)
     instances = []
     for k, inst in enumerate(chosen):
@@ -249,21 +268,8 @@ def _measure(spec, chosen, sizes, checks, args, work, env, render):
     files = render(cand_spec, header_name="tune.h")
     for name, text in files.items():
         (work / name).write_text(text)
-    stamp = f"assocgen {__version__} tune"
-    harness = env.get_template("tune/harness.cu.j2")
     for k, (inst, _, pubs) in enumerate(plans):
-        tol = "1e-4" if inst.op.out_type.size <= 4 else "1e-10"
-        (work / f"harness{k}.cu").write_text(
-            harness.render(
-                inst=inst,
-                op=inst.op,
-                header="tune.h",
-                stamp=stamp,
-                cands=pubs,
-                tolerance=tol,
-                fill_note=_fill_note(inst),
-            )
-        )
+        (work / f"harness{k}.cu").write_text(harness_source(inst, pubs, "tune.h"))
     gpu, arch = ("", "") if args.build_only else _query_gpu(args.nvcc, work)
     nvcc = [args.nvcc, "-O3", f"-arch={args.arch or arch}", "-I", str(work)]
     sources = sorted(p.name for p in work.glob("*.cu"))
@@ -272,12 +278,15 @@ def _measure(spec, chosen, sizes, checks, args, work, env, render):
     def build(src):
         _run([*nvcc, "-c", src, "-o", src[:-3] + ".o"], work / (src[:-3] + ".build.log"), cwd=work)
 
+    def link(k, pubs):
+        objs = [f"{p}.o" for p in pubs] + [f"harness{k}.o"]
+        _run([*nvcc, *objs, "-o", f"harness{k}"], work / f"harness{k}.link.log", cwd=work)
+
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         list(pool.map(build, sources))
     if args.build_only:
         for k, (_, _, pubs) in enumerate(plans):
-            objs = [f"{p}.o" for p in pubs] + [f"harness{k}.o"]
-            _run([*nvcc, *objs, "-o", f"harness{k}"], work / f"harness{k}.link.log", cwd=work)
+            link(k, pubs)
         return (
             "",
             "",
@@ -287,8 +296,7 @@ def _measure(spec, chosen, sizes, checks, args, work, env, render):
         )
     entries, table, skipped = [], [], []
     for k, (inst, cands, pubs) in enumerate(plans):
-        objs = [f"{p}.o" for p in pubs] + [f"harness{k}.o"]
-        _run([*nvcc, *objs, "-o", f"harness{k}"], work / f"harness{k}.link.log", cwd=work)
+        link(k, pubs)
         print(f"tune: measuring {inst.public_name} ({len(cands)} shapes)", file=sys.stderr)
         try:
             r = subprocess.run(

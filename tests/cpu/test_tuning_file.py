@@ -14,7 +14,7 @@ import pytest
 from assocgen import emit, tune, tunefile, tuning
 from assocgen.spec import parse
 
-from .util import NVCC, REPO, assert_one_error_line, run_gen
+from .util import NVCC, assert_one_error_line, run_gen
 
 SPEC = """prefix = "q"
 [[reduce]]
@@ -230,16 +230,8 @@ def test_candidates_include_the_built_in_shapes_and_fit():
         assert all(not tuning.items_problem(c, c.items) for c in cands)
 
 
-def _tune(*args, timeout=600):
-    import sys
-
-    return subprocess.run(
-        [sys.executable, "-m", "assocgen", "tune", *map(str, args)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def _tune(*args):
+    return run_gen("tune", *args, timeout=600)
 
 
 def test_tune_refuses_what_it_cannot_tune_in_one_line(tmp_path):

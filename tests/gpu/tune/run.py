@@ -29,7 +29,7 @@ NVCC = os.environ.get("NVCC", "nvcc")
 ARCH = os.environ.get("ARCH", "sm_90")
 
 try:
-    from assocgen import emit, tunefile, tuning
+    from assocgen import emit, tune, tunefile, tuning
     from assocgen.spec import load
 except ImportError as e:
     sys.exit(f"error: {e}: install the generator first (pip install -e . from the repository root)")
@@ -68,19 +68,13 @@ def check(spec_path, tuning_file: Path, name: str, sanitize: bool, stats: list) 
     files = emit.render(spec)
     for f, text in files.items():
         (work / f).write_text(text)
-    harness = emit._env().get_template("tune/harness.cu.j2")
     flags = ["-O3", f"-arch={ARCH}", "-I", str(work)]
     procs = {}
     for inst in spec.instances:
         if not inst.shapes:
             continue
         p = inst.public_name
-        tol = "1e-4" if inst.op.out_type.size <= 4 else "1e-10"
-        (work / f"check_{p}.cu").write_text(
-            harness.render(
-                inst=inst, op=inst.op, header=f"{spec.prefix}.h", stamp="test", cands=[p], tolerance=tol, fill_note=""
-            )
-        )
+        (work / f"check_{p}.cu").write_text(tune.harness_source(inst, [p], f"{spec.prefix}.h", "test"))
         cmd = [NVCC, *flags, "-o", work / f"check_{p}", work / f"check_{p}.cu", work / f"{p}.cu"]
         procs[inst] = subprocess.Popen(list(map(str, cmd)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     for inst, proc in procs.items():
