@@ -986,12 +986,13 @@ static void write_csv(const char *path)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: bench [--quick] [--hot] [--no-graph] [--only reduce|scan|segmented|variants] [--csv FILE]\n"
+    fprintf(f, "usage: bench [--quick] [--hot] [--no-graph] [--only reduce|scan|segmented|variants|segvariants] [--csv FILE]\n"
                "  --quick     n = 2^12, 2^16, 2^20, 2^24, 2^28 only\n"
                "  --hot       one input buffer (inputs up to L2 size stay in L2); default: cold,\n"
                "              rotating over slices that span 4x the L2 size\n"
                "  --no-graph  skip the CUDA graph columns\n"
-               "  --only KIND only the rows of one kind (reduce, scan, segmented), or other shapes (variants)\n"
+               "  --only KIND only the rows of one kind (reduce, scan, segmented), or other shapes (variants,\n"
+               "              segvariants: the segmented reduce from 2^16 to 2^24)\n"
                "  --csv FILE  also write the results as CSV\n");
 }
 
@@ -1118,6 +1119,13 @@ int main(int argc, char **argv)
         run_segreduce_rows(b, 28, {"avg1000", "1..16", "one"}, "segreduce t8", bench_segreduce_f32_t8,
                            bench_segreduce_f32_t8_workspace_bytes);
         run_segscan_rows(b, 27, {"1..16"}, "segscan/key t16", bench_segscan_f32_t16, bench_segscan_f32_t16_workspace_bytes);
+    }
+    if (only && strcmp(only, "segvariants") == 0) {   // the segmented reduce at small and medium n, two shapes
+        const std::vector<std::string> dists = {"avg1000", "1..16", "one", "power"};
+        for (int lg : {16, 20, 22, 24}) {
+            run_segreduce_rows(b, lg, dists);
+            run_segreduce_rows(b, lg, dists, "seg b256t8", bench_segreduce_f32_t8, bench_segreduce_f32_t8_workspace_bytes);
+        }
     }
 #ifdef BENCH_AB
     if (only && strcmp(only, "ab") == 0) {

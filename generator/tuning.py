@@ -45,6 +45,12 @@ PDL_MAX_BYTES = 4 << 20  # a commutative reduce launches with PDL up to this man
 # averaging 1000), 6.9 -> 6.5 (one), 8.7 -> 8.2 (power law); at 2^28 PDL cost 42% (500 -> 712 us:
 # the next launch's early blocks hold SMs the tiles need), so not past this size
 SEGMENT_PDL_MAX_BYTES = 4 << 20
+# A segmented reduce by offsets (resident tiles) of up to this many tiles a thread of its block
+# runs in one launch: each tile finds its own segments (a warp's 32-way search of the offsets,
+# overlapping the tile's loads) and the last tile to finish carries across the tiles, all its
+# thread's tiles loaded at once; past it, a bounds kernel before and a carry kernel of 1024
+# threads after the tiles
+SEGMENT_ONE_LAUNCH_TOTALS = 4
 ORDERED_PDL_MAX_BYTES = 16 << 20  # and an ordered one up to this many
 MAX_GRID = 2048  # bound on a reduce's blocks a launch (its workspace is sized from it)
 SLOT0 = 64  # workspace word where a reduce's blocks' slots start (after the counter)
@@ -216,6 +222,7 @@ class ScanShape:
     min_blocks: int  # resident blocks an SM asked of the compiler (0: the compiler's choice)
     pdl: bool  # launches with programmatic dependent launch
     pdl_max_bytes: int = 0  # ... only up to this many input bytes (0: at any size)
+    one_launch_totals: int = 0  # segments by offsets: one launch up to block x this many tiles
 
     @property
     def tile(self) -> int:
@@ -244,9 +251,10 @@ def scan_shape(inst) -> ScanShape:
     if resident:
         # as many blocks as shared memory holds (1 KB a block is the system's), leaving each
         # thread registers for a few accumulators (and, keyed, for its run of keys: at 32
-        # registers a 256 x 28 keyed tile spills and runs at 0.75 of copy, at 40 at 0.90)
+        # registers a 256 x 28 keyed tile spills and runs at 0.75 of copy, at 40 at 0.90; by
+        # offsets, for its 64-bit segment bounds: 256 x 8 spilled at 32)
         smem = warps * stage * 16 + 2 * warps * inst.tile_op.acc_type.size + 64
-        regs = 24 + 4 * inst.tile_op.acc_type.words + (8 if inst.heads == Heads.KEYS else 0)
+        regs = 24 + 4 * inst.tile_op.acc_type.words + (8 if inst.heads in (Heads.KEYS, Heads.OFFSETS) else 0)
         min_blocks = min(
             TARGET.blocks_per_sm,
             TARGET.threads_per_sm // inst.block,
@@ -284,6 +292,7 @@ def scan_shape(inst) -> ScanShape:
         # programmatic dependent launch; for segments by offsets only on small inputs
         pdl=True,
         pdl_max_bytes=SEGMENT_PDL_MAX_BYTES if inst.heads == Heads.OFFSETS else 0,
+        one_launch_totals=SEGMENT_ONE_LAUNCH_TOTALS if resident and inst.heads == Heads.OFFSETS else 0,
     )
 
 
@@ -299,6 +308,14 @@ def scan_shape(inst) -> ScanShape:
 SCAN_SIZE_SHAPES = ((1 << 13, 256, 16), (1 << 17, 256, 8), (1 << 21, None, None), (1 << 22, 256, 16))
 
 
+# A segmented reduce by offsets of 4-byte elements (and accumulators) takes 256 x 8 tiles up to
+# 2^21 elements, in one launch there (bench --only segvariants, 2026-11-24): from a CUDA graph at
+# 2^20, 7.0 us against 8.5 in the default 256 x 36 with segments averaging 1000, 5.3 against 7.0
+# with one segment, 6.0 against 6.6 power-law, 10.9 against 13.4 with 1..16; at 2^16 4.5 against
+# 5.2 (averaging 1000) and 3.6 against 4.3 (one).  Past 2^21 its tiles pass one launch's count.
+SEGMENT_SIZE_SHAPES = ((1 << 21, 256, 8),)
+
+
 def size_shapes(inst) -> list:
     """[(largest n or None for the rest, Instance)]: the shapes of `inst` by the size of its input,
     or [] where it keeps one shape (its shape given by the spec, or a form not measured here)."""
@@ -310,14 +327,17 @@ def size_shapes(inst) -> list:
         base = replace(inst, shapes=())
         return [(upto, replace(base, block=b, items=t, blocks_per_sm=m)) for upto, b, t, m in inst.shapes]
     op = inst.op
-    if not (
-        inst.primitive in (Primitive.SCAN, Primitive.EXSCAN)
-        and not op.inputs
-        and op.in_type.size == op.acc_type.size == op.out_type.size == 4
-    ):
+    if op.inputs or not op.in_type.size == op.acc_type.size == op.out_type.size == 4:
+        return []
+    table = {
+        Primitive.SCAN: SCAN_SIZE_SHAPES,
+        Primitive.EXSCAN: SCAN_SIZE_SHAPES,
+        Primitive.SEGREDUCE: SEGMENT_SIZE_SHAPES,
+    }.get(inst.primitive)
+    if table is None:
         return []
     out = []
-    for upto, block, items in SCAN_SIZE_SHAPES:
+    for upto, block, items in table:
         shape = inst if block is None else replace(inst, block=block, items=items)
         out.append((upto, shape))
     return out + [(None, inst)]

@@ -23,8 +23,8 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "f5cbef308743152c8cdccbc6f89d4d0d196e462682ec942a734a1af127e6d982",
-    "single_header": "9e79629b1e2bf2d6a41ad89ab9be66d647c7c3ad5f8a5725a6f229163644b8ad",
+    "sources": "6f261dc64f9ba35f81b2bbeb8c4af0091ea662ab657e8a4cae9bf8ea5210e5c8",
+    "single_header": "c3c159163868dd96ed8cc64e07af7526277f5b63b32b630da491cc915f7ad8fe",
     "transposes": "1c1408c2d1fe6af39693c2ccb61371d6164249494220aa25f4a198edc26c9d7e",
     "matmuls": "665f3eb4ebf604600b566da2af85dab241661c46e4fd47626f5583e06c2186bd",
     "nccl": "e74c9db9c0c712146c523c8b93769a171c13bbb8c439473fde5a86a3d9ce4573",

@@ -351,6 +351,12 @@ type = "f32"
     assert "_carry, pdl, n <= AG_PDL_MAX_ELEMS, 1, 1024, stream);" in text["t_segreduce_sum_f32"]
     assert "ag_wait_for(" not in text["t_segreduce_sum_f32"]
     assert "_carry" not in text["t_segreduce_ksum_f32"] and "ag_wait_for(" in text["t_segreduce_ksum_f32"]
+    # and up to 2^21 elements takes 256 x 8 tiles (tuning.SEGMENT_SIZE_SHAPES); up to 4 tiles a
+    # thread of its block, one launch: each tile searches its segments, the last one carries
+    seg = text["t_segreduce_sum_f32"]
+    assert "_b256_t8(" in seg and "if (n <= 2097152)" in seg
+    assert "#define AG_ONE_LAUNCH_TILES 1024" in seg and "tiles <= AG_ONE_LAUNCH_TILES" in seg
+    assert "ag_warp_search(" in seg and "ag_carry_tiles(out, work, n_tiles, warp_totals);" in seg
 
 
 @pytest.mark.parametrize("prim", ["scan", "segreduce"])

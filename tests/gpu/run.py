@@ -233,12 +233,27 @@ BIG_SCANS = {
 
 def sizes_for(inst):
     """Every size up to 2^28 for the main reduce instances and a spread of scans; sweeps stay small;
-    a scan of several shapes by n also just below, at and above each of its thresholds."""
-    if tuning.size_shapes(inst):
+    a scan of several shapes by n also just below, at and above each of its thresholds; a segmented
+    reduce by offsets at its thresholds too, and at the most tiles of each shape's one launch and
+    one element past (up to 2^25; past 2^21 only without --quick)."""
+    sizes = tuning.size_shapes(inst)
+    if sizes and inst.primitive in ("scan", "exscan"):
         return "edges"
     if inst.primitive == "reduce":
         return "sizes" if inst.public_name.startswith(f"{PREFIX}_reduce_") else "small"
-    return "sizes" if inst.public_name in BIG_SCANS else "small"
+    listed = "sizes" if inst.public_name in BIG_SCANS else "small"
+    more = []
+    for upto, shape in sizes or [(None, inst)]:
+        if upto:
+            more += [upto - 1, upto, upto + 1]
+        s = tuning.scan_shape(shape)
+        last = s.block * s.one_launch_totals * s.tile
+        if last and (upto is None or last < upto):
+            more += [last, last + 1]
+    more = [m for m in more if m <= 1 << 25]
+    if not more:
+        return listed
+    return f"with_sizes({listed}, quick, {{{', '.join(f'(size_t){m}' for m in more)}}})"
 
 
 def write_main(spec, header):
@@ -265,6 +280,12 @@ def write_main(spec, header):
         f"    for (size_t t : {{{', '.join(f'(size_t){t}' for t, _, _ in tuning.SCAN_SIZE_SHAPES)}}})",
         "        if (!quick || t <= ((size_t)1 << 21))",
         "            for (size_t d : {t - 1, t, t + 1}) edges.push_back(d);",
+        "    // a list and a few more sizes (past 2^21 only without --quick)",
+        "    auto with_sizes = [](std::vector<size_t> v, bool q, std::initializer_list<size_t> more) {",
+        "        for (size_t m : more)",
+        "            if (!q || m <= ((size_t)1 << 21)) v.push_back(m);",
+        "        return v;",
+        "    };",
         "    Stats st;",
         "    cudaDeviceProp prop;",
         "    CK(cudaGetDeviceProperties(&prop, 0));",
