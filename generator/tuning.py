@@ -310,7 +310,7 @@ SCAN_SIZE_SHAPES = ((1 << 13, 256, 16), (1 << 17, 256, 8), (1 << 21, None, None)
 
 # A segmented reduce by offsets of 4-byte elements (and accumulators) takes 256 x 8 tiles up to
 # 2^21 elements, in one launch there (bench --only segvariants, 2026-11-24): from a CUDA graph at
-# 2^20, 7.0 us against 8.5 in the default 256 x 36 with segments averaging 1000, 5.3 against 7.0
+# 2^20, 7.0 us against 8.5 in the default 256 x 32 with segments averaging 1000, 5.3 against 7.0
 # with one segment, 6.0 against 6.6 power-law, 10.9 against 13.4 with 1..16; at 2^16 4.5 against
 # 5.2 (averaging 1000) and 3.6 against 4.3 (one).  Past 2^21 its tiles pass one launch's count.
 SEGMENT_SIZE_SHAPES = ((1 << 21, 256, 8),)
