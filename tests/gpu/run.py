@@ -56,6 +56,7 @@ SANITIZED = (
     "t_segreduce_sum_f32",
     "t_reduce_mat2mul_mat2u_by_i64",
     "t_segreduce_i32_b32_t3",
+    "t_segreduce_i32_b32_t8",  # by offsets, resident: one launch to 128 tiles, bounds and carry kernels past
     "t_rows_reduce_sum_f32",  # along rows: every group of lanes, words, several blocks a row
     "t_rows_reduce_mat2mul_mat2u",  # along rows, in column order
     "t_cols_reduce_sum_f32",  # down columns, chunks of rows
