@@ -345,6 +345,34 @@ static void time_ops(Bench &b, const std::vector<Op *> &ops, size_t cold_calls)
         release(*op);
 }
 
+// ours and the reference per call, with `others` (a copy, a read-only kernel) in between, then both
+// replayed from a CUDA graph where n <= 2^GRAPH_MAX_LOG2: their medians into ggen_us and gref_us
+// (left as they are otherwise).  The per-call samples stay in the ops.
+static void time_with_graphs(Bench &b, int lg, Op &gen, Op &ref, const std::vector<Op *> &others, size_t cold_calls,
+                             double &ggen_us, double &gref_us)
+{
+    Op ggen, gref;
+    ggen.call = gen.call;
+    gref.call = ref.call;
+    gen.graph = ref.graph = false;
+    ggen.graph = gref.graph = true;
+    std::vector<Op *> ops = {&gen, &ref};
+    for (Op *op : others) {
+        op->graph = false;
+        ops.push_back(op);
+    }
+    const bool graphs = b.graphs && lg <= GRAPH_MAX_LOG2;
+    if (graphs) {
+        ops.push_back(&ggen);
+        ops.push_back(&gref);
+    }
+    time_ops(b, ops, cold_calls);
+    if (graphs) {
+        ggen_us = median(ggen.samples);
+        gref_us = median(gref.samples);
+    }
+}
+
 // slices of `bytes` each for the calls to rotate over; returns how many calls make a cold graph
 static size_t set_point(Bench &b, size_t bytes)
 {
@@ -420,7 +448,7 @@ static void run_row(Bench &b, const char *row, GenFn<T> gen, Cub cub, CheckKind 
         CHECK(cudaStreamSynchronize(b.stream));
 
         // the measured operations
-        Op op_gen, op_cub, op_copy, op_read, op_ggen, op_gcub;
+        Op op_gen, op_cub, op_copy, op_read;
         op_gen.call = [&] {
             const T *in = (const T *)(b.pool + b.next() * b.slice_stride);
             CHECK(gen(in, n, (T *)b.gen_out, b.work, b.work_bytes, b.stream));
@@ -440,24 +468,11 @@ static void run_row(Bench &b, const char *row, GenFn<T> gen, Cub cub, CheckKind 
             read_only_kernel<<<ro_grid, RO_BLOCK, 0, b.stream>>>(in, n16, b.ro_out);
             CHECK(cudaGetLastError());
         };
-        op_ggen.call = op_gen.call;
-        op_gcub.call = op_cub.call;
-        op_gen.graph = op_cub.graph = op_copy.graph = op_read.graph = false;
-        op_ggen.graph = op_gcub.graph = true;
-        std::vector<Op *> ops = {&op_gen, &op_cub, &op_copy, &op_read};
-        if (b.graphs && lg <= GRAPH_MAX_LOG2) {
-            ops.push_back(&op_ggen);
-            ops.push_back(&op_gcub);
-        }
-        time_ops(b, ops, cold_calls);
+        time_with_graphs(b, lg, op_gen, op_cub, {&op_copy, &op_read}, cold_calls, r.ggen_us, r.gcub_us);
         r.gen_us = median(op_gen.samples);
         r.cub_us = median(op_cub.samples);
         r.copy_us = median(op_copy.samples);
         r.read_us = median(op_read.samples);
-        if (ops.size() > 4) {
-            r.ggen_us = median(op_ggen.samples);
-            r.gcub_us = median(op_gcub.samples);
-        }
 
         // ours again on slice 0, after all those calls on the same workspace
         CHECK(gen(in0, n, (T *)b.gen_out, b.work, b.work_bytes, b.stream));
@@ -604,7 +619,7 @@ static void run_scan_row(Bench &b, const char *row, GenScanFn<T> gen, Cub cub, b
         CHECK(cudaMemcpyAsync(ref.data(), b.out_cub, bytes, cudaMemcpyDeviceToHost, b.stream));
         CHECK(cudaStreamSynchronize(b.stream));
 
-        Op op_gen, op_cub, op_copy, op_ggen, op_gcub;
+        Op op_gen, op_cub, op_copy;
         op_gen.call = [&] {
             const size_t s = b.next() * b.slice_stride;
             CHECK(gen((const T *)(b.pool + s), n, (T *)(b.out_gen + s), b.work, b.work_bytes, b.stream));
@@ -617,23 +632,10 @@ static void run_scan_row(Bench &b, const char *row, GenScanFn<T> gen, Cub cub, b
             const size_t s = b.next() * b.slice_stride;
             CHECK(cudaMemcpyAsync(b.dst + s, b.pool + s, bytes, cudaMemcpyDeviceToDevice, b.stream));
         };
-        op_ggen.call = op_gen.call;
-        op_gcub.call = op_cub.call;
-        op_gen.graph = op_cub.graph = op_copy.graph = false;
-        op_ggen.graph = op_gcub.graph = true;
-        std::vector<Op *> ops = {&op_gen, &op_cub, &op_copy};
-        if (b.graphs && lg <= GRAPH_MAX_LOG2) {
-            ops.push_back(&op_ggen);
-            ops.push_back(&op_gcub);
-        }
-        time_ops(b, ops, cold_calls);
+        time_with_graphs(b, lg, op_gen, op_cub, {&op_copy}, cold_calls, r.ggen_us, r.gcub_us);
         r.gen_us = median(op_gen.samples);
         r.cub_us = median(op_cub.samples);
         r.copy_us = median(op_copy.samples);
-        if (ops.size() > 3) {
-            r.ggen_us = median(op_ggen.samples);
-            r.gcub_us = median(op_gcub.samples);
-        }
         // ours again on slice 0 after the timed calls: the same bits
         CHECK(gen((const T *)b.pool, n, (T *)b.out_gen, b.work, b.work_bytes, b.stream));
         CHECK(cudaMemcpyAsync(again.data(), b.out_gen, bytes, cudaMemcpyDeviceToHost, b.stream));
@@ -674,28 +676,14 @@ struct SegResult {
 };
 static std::vector<SegResult> seg_results;
 
-// ours and the reference timed per call, and replayed from a CUDA graph where n is small enough;
-// then the copy.  Returns the graph ops' medians in r.
+// ours and the reference timed per call (with the copy), and from a CUDA graph where n is small
+// enough; the medians in r
 static void time_seg(Bench &b, int lg, Op &gen, Op &ref, Op &copy, SegResult &r)
 {
-    Op ggen, gref;
-    ggen.call = gen.call;
-    gref.call = ref.call;
-    gen.graph = ref.graph = copy.graph = false;
-    ggen.graph = gref.graph = true;
-    std::vector<Op *> ops = {&gen, &ref, &copy};
-    if (b.graphs && lg <= GRAPH_MAX_LOG2) {
-        ops.push_back(&ggen);
-        ops.push_back(&gref);
-    }
-    time_ops(b, ops, 1);
+    time_with_graphs(b, lg, gen, ref, {&copy}, 1, r.ggen_us, r.gref_us);
     r.gen_us = median(gen.samples);
     r.ref_us = median(ref.samples);
     r.copy_us = median(copy.samples);
-    if (ops.size() > 3) {
-        r.ggen_us = median(ggen.samples);
-        r.gref_us = median(gref.samples);
-    }
 }
 
 // lengths: "avg1000" (1..1999), "1..16", "ones", "one" (a single segment), "power" (2^(17u))
