@@ -70,7 +70,7 @@ def _env():
         autoescape=False,
     )
     # generated code is simplified as it is written: no `* 1`, `/ 1`, `% 1` or `+ 0`
-    env.globals.update(mul=_mul, div=_div, mod=_mod, add=_add)
+    env.globals.update(mul=_mul, div=_div, mod=_mod, add=_add, WORK_HEADER=tuning.SLOT0 * 4)
     env.filters["uses"] = _uses
     env.filters["simplified"] = simplify.one_trip_loops
     return env
@@ -609,7 +609,8 @@ def _line_scan(env, inst, ctx) -> tuple:
 def _sized(env, inst, ctx, sizes) -> dict:
     """The template's names for an instance of several shapes by n (tuning.size_shapes): each
     distinct shape's kernel and launch in a namespace of its own (ag_s0, ag_s1, ...), and the
-    public function's pick: [(largest n or None, the namespace)]."""
+    public function's pick: [(largest n or None, the namespace)]; each shape's `upto`, the
+    largest n it is picked for (None: past the last threshold), which bounds its workspace."""
     shapes, picks, macros = [], [], set()
     for upto, shape in sizes:
         names = [s["inst"] for s in shapes]
@@ -620,6 +621,9 @@ def _sized(env, inst, ctx, sizes) -> dict:
         picks.append((upto, next(s for s in shapes if s["inst"] == shape)))
     # a pick that repeats the next one's shape is folded into it
     picks = [p for k, p in enumerate(picks) if k + 1 == len(picks) or p[1] is not picks[k + 1][1]]
+    for s in shapes:
+        ups = [upto for upto, p in picks if p is s]
+        s["upto"] = None if None in ups else max(ups)
     call = ", ".join(p.name for p in ctx["api_params"].params)
     return dict(shapes=shapes, picks=picks, call=call, entry=f"ag_{inst.family}")
 

@@ -53,7 +53,11 @@ SEGMENT_PDL_MAX_BYTES = 4 << 20
 SEGMENT_ONE_LAUNCH_TOTALS = 4
 ORDERED_PDL_MAX_BYTES = 16 << 20  # and an ordered one up to this many
 MAX_GRID = 2048  # bound on a reduce's blocks a launch (its workspace is sized from it)
-SLOT0 = 64  # workspace word where a reduce's blocks' slots start (after the counter)
+# Every workspace starts with a header of SLOT0 32-bit words: word 0 is the ticket counter of the
+# functions that keep one, zero between calls. A reduce's blocks' slots and a scan's look-back
+# slots start after it, and functions that leave data in the workspace (rows, columns, split k,
+# across ranks) leave it past it, so no call finds another's data in a counter
+SLOT0 = 64
 WARP_STEPS = (1, 2, 4, 8, 16)  # shuffle distances of a warp's fold or scan
 
 

@@ -35,7 +35,8 @@
  *     with n: about 8 bytes a word of the accumulator per tile.
  *   - Zero it once after allocating it (cudaMemset). Each call leaves it ready for the next
  *     (its counters back at zero), so the same workspace serves any number of calls ordered one
- *     after another, of any function of this header.
+ *     after another, of any function of this header.  The counters are in its first 256
+ *     bytes; a function that leaves data in the workspace leaves it past them.
  *   - Calls that may run at the same time (different streams, concurrent graph branches)
  *     need a workspace each.
  *

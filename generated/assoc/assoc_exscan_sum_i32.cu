@@ -1613,18 +1613,19 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
 #undef AG_TILE
 
 /* ----------------------------------------------------------------------------------------- */
-/* the shape for n; the workspace, the most any shape needs for n, so that it grows with n (the
-   header's contract: a workspace sized for n serves every smaller n) */
+/* the shape for n; the workspace, the most that the shapes picked up to n need (a shape picked
+   up to some size at most at that size), so that it grows with n (the header's contract: a
+   workspace sized for n serves every smaller n) */
 
 extern "C" size_t assoc_exscan_sum_i32_workspace_bytes(size_t n)
 {
-    size_t most = ag_s0::ag_scan_workspace_bytes(n);
-    const size_t ag_s1_bytes = ag_s1::ag_scan_workspace_bytes(n);
-    if (ag_s1_bytes > most)
-        most = ag_s1_bytes;
-    const size_t ag_s2_bytes = ag_s2::ag_scan_workspace_bytes(n);
-    if (ag_s2_bytes > most)
-        most = ag_s2_bytes;
+    size_t most = ag_s0::ag_scan_workspace_bytes(n < 4194304 ? n : 4194304), bytes;
+    bytes = ag_s1::ag_scan_workspace_bytes(n < 131072 ? n : 131072);
+    if (bytes > most)
+        most = bytes;
+    bytes = ag_s2::ag_scan_workspace_bytes(n);
+    if (bytes > most)
+        most = bytes;
     return most;
 }
 

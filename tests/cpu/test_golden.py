@@ -23,13 +23,13 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "6f261dc64f9ba35f81b2bbeb8c4af0091ea662ab657e8a4cae9bf8ea5210e5c8",
-    "single_header": "c3c159163868dd96ed8cc64e07af7526277f5b63b32b630da491cc915f7ad8fe",
-    "transposes": "1c1408c2d1fe6af39693c2ccb61371d6164249494220aa25f4a198edc26c9d7e",
-    "matmuls": "665f3eb4ebf604600b566da2af85dab241661c46e4fd47626f5583e06c2186bd",
-    "nccl": "e74c9db9c0c712146c523c8b93769a171c13bbb8c439473fde5a86a3d9ce4573",
-    "inputs": "d44749f1f202e178032598d2cd5672b8f3ce75faa8ae32bbd011225fb881100e",
-    "tuned": "d01fb01a52dc1be1a35bc5f190c9b1d508a32c8d2922bd4be6a1870e01dd13f7",
+    "sources": "427ee4190bf79d15081b337cadeebc2d4280813dd55ccbb1f45f504fe900aeeb",
+    "single_header": "3c286ce4b1df5bb60dd66878f11a3ece27a2f27befc8085ed713326116acaab7",
+    "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
+    "matmuls": "480e31058f9fae9ff4b95bcd5faf315a6ef52055fcba86b18b5ab898f0a001a6",
+    "nccl": "a678d74c2f8f992114ee350ab038ba0541b3db5bf99e522363b7399111926a9d",
+    "inputs": "6c85451e3131bca36584a8cf65713a121a17b35e9ea1323f52f15b87b13ae242",
+    "tuned": "2f2a6685cddc802a663524863b6be2fb23224ef0edc15ca8197821fd678580dd",
 }
 
 

@@ -28,8 +28,13 @@ def test_a_default_shaped_4_byte_scan_picks_its_shape_by_n():
     assert picks == want
     assert "    return ag_s2::ag_scan(d_in, n, d_out, d_work, work_bytes, stream);\n}" in src  # the rest
     assert "carry" not in src  # a shape's entry has no carry in (that is the scan across ranks')
-    # the workspace: the most any shape needs for n, so that it grows with n
-    assert re.findall(r"(ag_s\d)::ag_scan_workspace_bytes\(n\);", src) == ["ag_s0", "ag_s1", "ag_s2"]
+    # the workspace: the most the shapes picked up to n need, each at most at the largest n it is
+    # picked for (the rest's at n), so that it grows with n but not past what a call can use
+    ups = {}
+    for (upto, _, _), ns in zip(tuning.SCAN_SIZE_SHAPES, spaces, strict=True):
+        ups[ns] = max(ups.get(ns, 0), upto)
+    got = re.findall(r"(ag_s\d)::ag_scan_workspace_bytes\((?:n < (\d+) \? n : \d+|n)\)[,;]", src)
+    assert got == [("ag_s0", str(ups["ag_s0"])), ("ag_s1", str(ups["ag_s1"])), ("ag_s2", "")]
     assert "    return most;\n}" in src
     ex = files["q_exscan_sum_f32.cu"]
     assert "return ag_s2::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream);" in ex

@@ -105,6 +105,15 @@ struct Stats { int passed = 0, failed = 0; };
 // last element (the sanitizer runs use it)
 static bool g_exact = false;
 
+// The header's workspace contract: each call leaves the ticket counter (word 0) at zero, so that
+// any function of the header may use the workspace next
+static bool counter_zero(const void *work) {
+    unsigned int c = 1;
+    if (!work) return true;
+    CK(cudaMemcpy(&c, work, 4, cudaMemcpyDeviceToHost));
+    return c == 0;
+}
+
 // A device buffer pair and a zeroed workspace sized for the largest n.
 struct Buffers {
     void *in = nullptr, *out = nullptr, *work = nullptr;
@@ -115,12 +124,7 @@ struct Buffers {
         if (work) { CK(cudaMalloc(&this->work, work)); CK(cudaMemset(this->work, 0, work)); }
     }
     ~Buffers() { cudaFree(in); cudaFree(out); if (work) cudaFree(work); }
-    bool counter_clean() const {   // the header's contract: each call leaves the workspace reusable
-        unsigned int c = 1;
-        if (!work) return true;
-        CK(cudaMemcpy(&c, work, 4, cudaMemcpyDeviceToHost));
-        return c == 0;
-    }
+    bool counter_clean() const { return counter_zero(work); }
 };
 
 static uint64_t seed_for(const char *name, size_t si) {
@@ -230,7 +234,7 @@ void run_rows(RowsFn<In, Out> fn, Case c, bool quick, Stats &st, bool down = fal
         CK(cudaMalloc(&din, (s.shift + n) * sizeof(In) + 1));
         const size_t outs = down ? s.cols : s.rows;
         CK(cudaMalloc(&dout, outs * sizeof(Out) + 1));
-        if (work_bytes) CK(cudaMalloc(&work, work_bytes));
+        if (work_bytes) { CK(cudaMalloc(&work, work_bytes)); CK(cudaMemset(work, 0, work_bytes)); }
         CK(cudaMemcpy(din, h.data(), (s.shift + n) * sizeof(In), cudaMemcpyHostToDevice));
         CK(cudaMemset(dout, 0xAB, outs * sizeof(Out)));   // poison: an unwritten result fails
         bool ok = true;
@@ -238,6 +242,9 @@ void run_rows(RowsFn<In, Out> fn, Case c, bool quick, Stats &st, bool down = fal
         if (e == cudaSuccess) e = cudaDeviceSynchronize();
         if (e != cudaSuccess) {
             std::printf("FAIL %s %zu x %zu: %s\n", fn.name, s.rows, s.cols, cudaGetErrorString(e));
+            ok = false;
+        } else if (!counter_zero(work)) {
+            std::printf("FAIL %s %zu x %zu: workspace counter not zero\n", fn.name, s.rows, s.cols);
             ok = false;
         } else {
             std::vector<Out> got(outs);
@@ -312,7 +319,7 @@ void run_rows_scan(RowsScanFn<In, Out> fn, Case c, bool quick, Stats &st, bool e
         const size_t work_bytes = fn.work_bytes(s.rows, s.cols);
         CK(cudaMalloc(&din, (s.shift + n) * sizeof(In) + 1));
         if (!s.in_place) CK(cudaMalloc(&dout, (oshift + out_n) * sizeof(Out) + 1));
-        if (work_bytes) CK(cudaMalloc(&work, work_bytes));
+        if (work_bytes) { CK(cudaMalloc(&work, work_bytes)); CK(cudaMemset(work, 0, work_bytes)); }
         CK(cudaMemcpy(din, h.data(), (s.shift + n) * sizeof(In), cudaMemcpyHostToDevice));
         Out *out = s.in_place ? (Out *)(void *)(din + s.shift) : dout + oshift;
         if (!s.in_place) CK(cudaMemset(dout, 0xAB, (oshift + out_n) * sizeof(Out) + 1));   // poison
@@ -321,6 +328,9 @@ void run_rows_scan(RowsScanFn<In, Out> fn, Case c, bool quick, Stats &st, bool e
         if (e == cudaSuccess) e = cudaDeviceSynchronize();
         if (e != cudaSuccess) {
             std::printf("FAIL %s %zu x %zu: %s\n", fn.name, s.rows, s.cols, cudaGetErrorString(e));
+            ok = false;
+        } else if (!counter_zero(work)) {
+            std::printf("FAIL %s %zu x %zu: workspace counter not zero\n", fn.name, s.rows, s.cols);
             ok = false;
         } else {
             std::vector<Out> got(out_n);
@@ -640,6 +650,101 @@ void run_segreduce(SegReduceFn<In, Out, O> fn, Case c, const std::vector<size_t>
         return fn.call(i, n, off, m, o, w, wb, 0);
     };
     run_segments_impl<In, Out, O, Case, false>(fn.name, fn.work_bytes, call, c, sizes, st);
+}
+
+// ---- one workspace for several functions in turn -------------------------------------------------
+// The header's contract: one workspace, zeroed once, serves any sequence of calls of its functions.
+// A rows reduce of several blocks a row, a columns reduce of chunks of rows (both leave their
+// folds in the workspace), a segmented reduce by offsets in one launch and a reduce of several
+// blocks (both take tickets from the counter) run in turn, twice over, on one workspace; small
+// integers as floats, so that every sum is exact in any order.
+static void run_shared_workspace(RowsFn<float, float> rows, RowsFn<float, float> cols, SegReduceFn<float, float, int32_t> seg,
+                                 ReduceFn<float, float> red, Stats &st) {
+    const size_t r_rows = 64, r_cols = 65543, c_rows = 65543, c_cols = 16, seg_n = ((size_t)1 << 20) + 7,
+                 red_n = ((size_t)1 << 22) + 3, seg_len = 997;
+    const size_t n = std::max({r_rows * r_cols, c_rows * c_cols, seg_n, red_n});
+    const size_t work_bytes = std::max({rows.work_bytes(r_rows, r_cols), cols.work_bytes(c_rows, c_cols),
+                                        seg.work_bytes(seg_n), red.work_bytes(red_n)});
+    std::vector<float> h(n);
+    Rng rng(4242);
+    for (float &x : h) x = (float)((int)(rng.next() % 7) - 3);
+    std::vector<int32_t> off;
+    for (size_t o = 0; o < seg_n; o += seg_len) off.push_back((int32_t)o);
+    off.push_back((int32_t)seg_n);
+    const size_t segs = off.size() - 1;
+    float *din, *dout;
+    int32_t *doff;
+    void *work;
+    CK(cudaMalloc(&din, n * sizeof(float)));
+    const size_t outs = std::max({r_rows, c_cols, segs});
+    CK(cudaMalloc(&dout, outs * sizeof(float)));
+    CK(cudaMalloc(&doff, off.size() * sizeof(int32_t)));
+    CK(cudaMalloc(&work, work_bytes));
+    CK(cudaMemset(work, 0, work_bytes));   // zeroed once
+    CK(cudaMemcpy(din, h.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(doff, off.data(), off.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+    bool ok = true;
+    for (int step = 0; step < 8 && ok; ++step) {
+        std::vector<double> want;
+        const char *name;
+        cudaError_t e;
+        CK(cudaMemset(dout, 0xAB, outs * sizeof(float)));   // poison: an unwritten result fails
+        switch (step % 4) {
+        case 0:
+            name = rows.name;
+            for (size_t r = 0; r < r_rows; ++r) {
+                double s = 0;
+                for (size_t i = 0; i < r_cols; ++i) s += h[r * r_cols + i];
+                want.push_back(s);
+            }
+            e = rows.call(din, r_rows, r_cols, r_cols, dout, work, work_bytes, 0);
+            break;
+        case 1:
+            name = seg.name;
+            for (size_t k = 0; k < segs; ++k) {
+                double s = 0;
+                for (int32_t i = off[k]; i < off[k + 1]; ++i) s += h[i];
+                want.push_back(s);
+            }
+            e = seg.call(din, seg_n, doff, segs, dout, work, work_bytes, 0);
+            break;
+        case 2:
+            name = cols.name;
+            want.assign(c_cols, 0.0);
+            for (size_t r = 0; r < c_rows; ++r)
+                for (size_t j = 0; j < c_cols; ++j) want[j] += h[r * c_cols + j];
+            e = cols.call(din, c_rows, c_cols, c_cols, dout, work, work_bytes, 0);
+            break;
+        default:
+            name = red.name;
+            want.push_back(0.0);
+            for (size_t i = 0; i < red_n; ++i) want[0] += h[i];
+            e = red.call(din, red_n, dout, work, work_bytes, 0);
+        }
+        if (e == cudaSuccess) e = cudaDeviceSynchronize();
+        std::vector<float> got(want.size());
+        if (e == cudaSuccess) e = cudaMemcpy(got.data(), dout, got.size() * sizeof(float), cudaMemcpyDeviceToHost);
+        if (e != cudaSuccess) {
+            std::printf("FAIL shared workspace, call %d (%s): %s\n", step, name, cudaGetErrorString(e));
+            ok = false;
+        }
+        for (size_t k = 0; k < want.size() && ok; ++k)
+            if ((double)got[k] != want[k]) {
+                std::printf("FAIL shared workspace, call %d (%s): result %zu is %g, not %g\n", step, name, k, got[k], want[k]);
+                ok = false;
+            }
+        if (ok && !counter_zero(work)) {
+            std::printf("FAIL shared workspace, call %d (%s): workspace counter not zero\n", step, name);
+            ok = false;
+        }
+    }
+    cudaFree(din);
+    cudaFree(dout);
+    cudaFree(doff);
+    cudaFree(work);
+    report(st, ok, "shared workspace", 0, 8);
+    std::printf("  %-36s 8 calls of 4 functions on one workspace\n", "shared workspace");
+    std::fflush(stdout);
 }
 
 // ---- cases: input distribution, reference fold, comparison ---------------------------------------

@@ -320,6 +320,12 @@ def write_main(spec, header):
         fn += f'{{"{name}", {name}_workspace_bytes, {name}{by_key}}}'
         lines.append(f'    if (!filter || std::strstr("{name}", filter))')
         lines.append(f"        {runner}({fn}, {case_expr(inst)}, {sizes_for(inst)}, st);")
+    # one workspace for several functions in turn (the header's workspace contract)
+    shared = [f"{PREFIX}_{n}_sum_f32" for n in ("rows_reduce", "cols_reduce", "segreduce", "reduce")]
+    if all(n in {inst.public_name for inst in spec.instances} for n in shared):
+        fns = ", ".join(f'{{"{n}", {n}_workspace_bytes, {n}}}' for n in shared)
+        lines.append('    if (!filter || std::strstr("shared workspace", filter))')
+        lines.append(f"        run_shared_workspace({fns}, st);")
     lines += [
         f'    if (!filter || std::strstr("{PREFIX}_exscan_sum_i32", filter))',
         f'        run_exscan_init(ExScanFn<int32_t, int32_t, int32_t>{{"{PREFIX}_exscan_sum_i32 (init 12345)", '

@@ -139,13 +139,21 @@ static void run_case(const Instance &in, const Case &c)
     // the workspace, an exact-size allocation (a k split where C's tiles are fewer than a wave)
     const size_t work_bytes = c.work_div ? in.work(c.m, c.n, c.k) / c.work_div : 0;
     void *work = nullptr;
-    if (work_bytes)
+    if (work_bytes) {
         cudaMalloc(&work, work_bytes);
+        cudaMemset(work, 0, work_bytes);   // zeroed once, as the header asks
+    }
     cudaError_t err = in.fn(da, lda, db, ldb, c.m, c.n, c.k, c.acc, dc, ldc, dw, ldc, work, work_bytes, 0);
     cudaError_t sync = cudaDeviceSynchronize();
+    unsigned int counter = 0;   // the workspace's ticket counter (word 0): left at zero for any next call
+    if (work_bytes >= 4)
+        cudaMemcpy(&counter, work, 4, cudaMemcpyDeviceToHost);
     if (err != cudaSuccess || sync != cudaSuccess) {
         ++failed;
         printf("FAIL %s %s: %s\n", in.name, what, cudaGetErrorString(err != cudaSuccess ? err : sync));
+    } else if (counter != 0) {
+        ++failed;
+        printf("FAIL %s %s: workspace counter not zero\n", in.name, what);
     } else {
         cudaMemcpy(got.data(), dc, got.size(), cudaMemcpyDeviceToHost);
         if (dw)

@@ -103,6 +103,10 @@ static void run_ranks(
             cudaError_t e = cudaStreamSynchronize(s);
             if (k.err == cudaSuccess)
                 k.err = e;
+            unsigned int counter = 0;   // the workspace's ticket counter (word 0): left at zero for any next call
+            if (k.err == cudaSuccess && wb >= 4 && cudaMemcpy(&counter, d_work, 4, cudaMemcpyDeviceToHost) == cudaSuccess &&
+                counter != 0)
+                k.err = cudaErrorIllegalState;   /* reported as the rank's error */
             k.out.resize(outs);
             if (outs)
                 cudaMemcpy(k.out.data(), d_out, outs * sizeof(Out), cudaMemcpyDeviceToHost);
