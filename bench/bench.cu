@@ -686,7 +686,8 @@ static void time_seg(Bench &b, int lg, Op &gen, Op &ref, Op &copy, SegResult &r)
     r.copy_us = median(copy.samples);
 }
 
-// lengths: "avg1000" (1..1999), "1..16", "ones", "one" (a single segment), "power" (2^(17u))
+// lengths: "avgK" (1..2K-1, e.g. avg1000: 1..1999), "1..16", "ones", "one" (a single segment),
+// "power" (2^(17u))
 static std::vector<int> segment_starts(size_t n, const std::string &dist)
 {
     std::vector<int> starts;
@@ -696,7 +697,7 @@ static std::vector<int> segment_starts(size_t n, const std::string &dist)
         starts.push_back((int)p);
         state = mix64(state);
         size_t len;
-        if (dist == "avg1000") len = 1 + state % 1999;
+        if (dist.compare(0, 3, "avg") == 0) len = 1 + state % (2 * std::stoul(dist.substr(3)) - 1);
         else if (dist == "1..16") len = 1 + state % 16;
         else if (dist == "ones") len = 1;
         else if (dist == "one") len = n;
@@ -974,13 +975,15 @@ static void write_csv(const char *path)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: bench [--quick] [--hot] [--no-graph] [--only reduce|scan|segmented|variants|segvariants] [--csv FILE]\n"
+    fprintf(f, "usage: bench [--quick] [--hot] [--no-graph] [--only reduce|scan|segmented|variants|segvariants|segavg]\n"
+               "             [--csv FILE]\n"
                "  --quick     n = 2^12, 2^16, 2^20, 2^24, 2^28 only\n"
                "  --hot       one input buffer (inputs up to L2 size stay in L2); default: cold,\n"
                "              rotating over slices that span 4x the L2 size\n"
                "  --no-graph  skip the CUDA graph columns\n"
                "  --only KIND only the rows of one kind (reduce, scan, segmented), or other shapes (variants,\n"
-               "              segvariants: the segmented reduce from 2^16 to 2^24)\n"
+               "              segvariants: the segmented reduce from 2^16 to 2^24; segavg: the segmented\n"
+               "              reduce by average segment length, 16 to 16384, and power-law)\n"
                "  --csv FILE  also write the results as CSV\n");
 }
 
@@ -1114,6 +1117,12 @@ int main(int argc, char **argv)
             run_segreduce_rows(b, lg, dists);
             run_segreduce_rows(b, lg, dists, "seg b256t8", bench_segreduce_f32_t8, bench_segreduce_f32_t8_workspace_bytes);
         }
+    }
+    if (only && strcmp(only, "segavg") == 0) {   // the segmented reduce by average segment length
+        const std::vector<std::string> dists = {"avg16", "avg32", "avg64", "avg128", "avg256", "avg1000", "avg4096",
+                                                "avg16384", "power"};
+        for (int lg : quick ? std::vector<int>{16, 20, 24} : std::vector<int>{16, 20, 24, 28})
+            run_segreduce_rows(b, lg, dists);
     }
 #ifdef BENCH_AB
     if (only && strcmp(only, "ab") == 0) {

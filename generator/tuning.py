@@ -209,6 +209,31 @@ def reduce_shape(inst) -> ReduceShape:
 
 
 @dataclass(frozen=True)
+class SegmentWarps:
+    """A segmented reduce by offsets by spans instead of tiles, up to `max_n` elements, picked by
+    the segments' average length (n / n_segments, which the host knows): from `min_avg` a warp a
+    segment (`block` threads a block), from `block_avg` a block of `seg_block` threads a segment
+    (its warps each a contiguous run), past `max_avg` the tiles again.  A warp folds in rounds of
+    32 x vec elements (a lane one 16-byte word of them where whole), `unroll` rounds loaded before
+    any is folded; a warp's segment longer than `long` elements takes its block's warps together
+    (so one long segment costs what a block a segment costs).  No workspace."""
+
+    vec: int
+    unroll: int
+    min_avg: int
+    block_avg: int
+    max_avg: int
+    max_n: int
+    long: int
+    block: int = 256
+    seg_block: int = 128
+
+    @property
+    def warps(self) -> int:
+        return self.block // 32
+
+
+@dataclass(frozen=True)
 class ScanShape:
     block: int
     items: int
@@ -227,6 +252,7 @@ class ScanShape:
     pdl: bool  # launches with programmatic dependent launch
     pdl_max_bytes: int = 0  # ... only up to this many input bytes (0: at any size)
     one_launch_totals: int = 0  # segments by offsets: one launch up to block x this many tiles
+    seg_warps: SegmentWarps = None  # segments by offsets: a warp a segment, by average length
 
     @property
     def tile(self) -> int:
@@ -297,6 +323,40 @@ def scan_shape(inst) -> ScanShape:
         pdl=True,
         pdl_max_bytes=SEGMENT_PDL_MAX_BYTES if inst.heads == Heads.OFFSETS else 0,
         one_launch_totals=SEGMENT_ONE_LAUNCH_TOTALS if resident and inst.heads == Heads.OFFSETS else 0,
+        seg_warps=segment_warps(op) if inst.heads == Heads.OFFSETS else None,
+    )
+
+
+# A segmented reduce by offsets of up to SEGMENT_SPAN_MAX_N elements whose segments average
+# SEGMENT_SPAN_AVG[0] to [2] elements takes spans instead of tiles: a warp a segment, from [1] on a
+# block of 128 threads a segment (no search, no carry across tiles: a round trip for the offsets
+# and one for the data, as CUB's block a segment); otherwise the tiles, which split any lengths
+# evenly (a power law's few long segments) and keep more loads in flight at large n.  A warp loads
+# SEGMENT_SPAN_BYTES of its lane's rounds before it folds any (64 took 61 registers and two waves
+# of blocks at 2^20; 32 takes 38-48 for 4- and 8-byte sums); its segment longer than
+# SEGMENT_SPAN_LONG such loads takes the block's warps.  H100, bench --only segavg, from a CUDA
+# graph, against the tiles: 2^16 segments averaging 64 to 1000 4.4-6.1 -> 1.7-3.6 us; 2^20
+# averaging 128 to 1000 7.1-8.6 -> 3.5-5.2 us; at 2^24 averaging 128 the warps lost (55.6 -> 69.8
+# us), averaging 1000 the blocks (45 -> 47).
+# The pick sees only the average: one very long segment among short ones is folded by one block,
+# as in CUB's block a segment (a review, 2^22 elements: one segment of 2^22 - 65535 among 65535
+# empty ones 919 us against 107 in tiles).  Splitting long segments across blocks is still open.
+SEGMENT_SPAN_AVG = (64, 512, 2048)
+SEGMENT_SPAN_MAX_N = 1 << 22
+SEGMENT_SPAN_BYTES = 32
+SEGMENT_SPAN_LONG = 2
+
+
+def segment_warps(op):
+    """The spans form of a segmented reduce by offsets of `op` (None for operators of several
+    inputs: their tiles only)."""
+    if op.inputs:
+        return None
+    size = op.in_type.size
+    vec = 16 // size if size in (1, 2, 4, 8) else 1
+    unroll = max(1, min(8, SEGMENT_SPAN_BYTES // (vec * size)))
+    return SegmentWarps(
+        vec, unroll, *SEGMENT_SPAN_AVG, max_n=SEGMENT_SPAN_MAX_N, long=SEGMENT_SPAN_LONG * unroll * 32 * vec
     )
 
 

@@ -23,8 +23,8 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "427ee4190bf79d15081b337cadeebc2d4280813dd55ccbb1f45f504fe900aeeb",
-    "single_header": "3c286ce4b1df5bb60dd66878f11a3ece27a2f27befc8085ed713326116acaab7",
+    "sources": "e076a05d8fb13aed2c36b59298acab3b69736f3a990a8c625b63acd98bb3863c",
+    "single_header": "deea1fb3a89be993bf67be616abdf315fafdbca066d60f8e67590be631d536e2",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "480e31058f9fae9ff4b95bcd5faf315a6ef52055fcba86b18b5ab898f0a001a6",
     "nccl": "a678d74c2f8f992114ee350ab038ba0541b3db5bf99e522363b7399111926a9d",

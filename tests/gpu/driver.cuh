@@ -362,9 +362,9 @@ void run_rows_scan(RowsScanFn<In, Out> fn, Case c, bool quick, Stats &st, bool e
 }
 
 // ---- segments: lengths drawn from several distributions -------------------------------------------
-// 0: 1..16   1: all 1   2: one segment   3: power law (1 .. 2^17)   4: 1..5000 (cross tile bounds)
+// 0: 1..16   1: all 1   2: one segment   3: power law (1 .. 2^17)   4: 1..3000 (cross tile bounds; a segmented reduce by offsets: a block a segment)
 // 5: with empty segments (offsets only: lengths 0..3, often 0, and now and then 1000s)
-static const char *const DIST_NAMES[] = {"1..16", "ones", "one", "power", "1..5000", "empties"};
+static const char *const DIST_NAMES[] = {"1..16", "ones", "one", "power", "1..3000", "empties"};
 static std::vector<size_t> segment_lengths(size_t n, int dist, uint64_t seed, bool allow_empty) {
     Rng r(seed * 31 + (uint64_t)dist);
     std::vector<size_t> len;
@@ -376,7 +376,7 @@ static std::vector<size_t> segment_lengths(size_t n, int dist, uint64_t seed, bo
         case 1: l = 1; break;
         case 2: l = n; break;
         case 3: l = (size_t)std::pow(2.0, r.unit() * 17.0); break;
-        case 4: l = 1 + r.next() % 5000; break;
+        case 4: l = 1 + r.next() % 3000; break;   // averaging 1500: a block a segment up to 2^22
         default: { uint64_t u = r.next() % 16; l = u < 8 ? 0 : u < 15 ? 1 + u % 3 : 1000 + r.next() % 5000; }
         }
         if (!allow_empty && l == 0) l = 1;

@@ -235,8 +235,9 @@ BIG_SCANS = {
 def sizes_for(inst):
     """Every size up to 2^28 for the main reduce instances and a spread of scans; sweeps stay small;
     a scan of several shapes by n also just below, at and above each of its thresholds; a segmented
-    reduce by offsets at its thresholds too, and at the most tiles of each shape's one launch and
-    one element past (up to 2^25; past 2^21 only without --quick)."""
+    reduce by offsets at its thresholds too, at the most tiles of each shape's one launch and one
+    element past, and at the spans' size limit and one past (up to 2^25; past 2^21 only without
+    --quick)."""
     sizes = tuning.size_shapes(inst)
     if sizes and inst.primitive in ("scan", "exscan"):
         return "edges"
@@ -251,7 +252,9 @@ def sizes_for(inst):
         last = s.block * s.one_launch_totals * s.tile
         if last and (upto is None or last < upto):
             more += [last, last + 1]
-    more = [m for m in more if m <= 1 << 25]
+        if s.seg_warps:  # the spans' size limit: spans at it, tiles past it
+            more += [s.seg_warps.max_n, s.seg_warps.max_n + 1]
+    more = sorted({m for m in more if m <= 1 << 25})
     if not more:
         return listed
     return f"with_sizes({listed}, quick, {{{', '.join(f'(size_t){m}' for m in more)}}})"
