@@ -397,8 +397,8 @@ def matmul_context(inst) -> dict:
         f"C m x n, row-major with leading dimensions"
         + ("; the winning k of each C element to d_witness" if inst.witness else ""),
         shape=inst.shape,
-        io_a=inst.shape.tile_io("a", inst.layout[0], sr.a_type.size),
-        io_b=inst.shape.tile_io("b", inst.layout[1], sr.b_type.size),
+        io_a=inst.shape.tile_io("a", inst.layout[0]),
+        io_b=inst.shape.tile_io("b", inst.layout[1]),
         sr=sr,
         layout=inst.layout,
         witness=inst.witness,
@@ -557,7 +557,11 @@ def _shape_note(inst, sizes=()) -> str:
         )
     if inst.family == "matmul":
         sh = inst.shape
-        return f"blocks of {sh.bm} x {sh.bn} (k {sh.bk} a step), {sh.tm} x {sh.tn} a thread"
+        pipe = f"cp.async, {sh.stages} stages" if sh.pipeline == "async" else "through registers"
+        return (
+            f"blocks of {sh.bm} x {sh.bn} (k {sh.bk} a step; {pipe}), warps of {sh.wm} x {sh.wn}, "
+            f"{sh.tm} x {sh.tn} a thread"
+        )
     if inst.family == "transpose":
         sh = inst.shape
         how = "naive (no shared memory)" if sh.naive else f"banks: {sh.remedy}"

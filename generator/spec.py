@@ -212,12 +212,16 @@ class Matmul(_Public):
     block: tuple  # (m, n, k), or () for the default
     thread: tuple  # (m, n), or ()
     public_name: str
+    warp: tuple = ()  # (m, n), or ()
+    pipeline: str = None  # "registers" or "async", or None for the default
+    stages: int = None
     family = "matmul"
     extra_types = ()
 
     @property
     def shape(self) -> tuning.MatmulShape:
-        return tuning.matmul_shape(self.semiring.c_type.size, self.witness, self.block, self.thread)
+        sr = self.semiring
+        return _matmul_shape(sr, self.witness, self.block, self.thread, self.warp, self.pipeline, self.stages)
 
     @property
     def type(self) -> CType:
@@ -228,8 +232,13 @@ class Matmul(_Public):
         sh, sr = self.shape, self.semiring
         return (
             f"{self.prefix}_k_matmul_{sr.name}_{sr.a_type.name}_{self.layout}"
-            f"_b{sh.bm}x{sh.bn}x{sh.bk}_t{sh.tm}x{sh.tn}{'_witness' if self.witness else ''}"
+            f"_{sh.name}{'_witness' if self.witness else ''}"
         )
+
+
+def _matmul_shape(sr, witness, block, thread, warp, pipeline, stages) -> tuning.MatmulShape:
+    sizes = (sr.a_type.size, sr.b_type.size)
+    return tuning.matmul_shape(sr.c_type.size, witness, block, thread, warp, pipeline, stages, sizes)
 
 
 @dataclass(frozen=True)
@@ -571,7 +580,7 @@ TABLE_KEYS = {
     "segscan": {"op", "type", "block", "items", "name", "blocks_per_sm", "kind", "heads", "key"},
     "segreduce": {"op", "type", "block", "items", "name", "blocks_per_sm", "by", "key", "offset"},
     "transpose": {"type", "op", "tile", "rows", "remedy", "naive", "name"},
-    "matmul": {"semiring", "type", "layout", "witness", "block", "thread", "name"},
+    "matmul": {"semiring", "type", "layout", "witness", "block", "thread", "warp", "pipeline", "stages", "name"},
     "rows": {"op", "type", "name", "kind"},
     "cols": {"op", "type", "name"},
 }
@@ -740,6 +749,9 @@ def _read_matmuls(source, entries, prefix, types, semirings):
         witness = t.get("witness", "bool", default=False)
         block = tuple(_int_list(t, "block", 3))
         thread = tuple(_int_list(t, "thread", 2))
+        warp = tuple(_int_list(t, "warp", 2))
+        pipeline = t.get("pipeline", "str", default=None)
+        stages = t.get("stages", "int", default=None)
         name = t.ident("name", required=False)
         combos = []
         for sn in names:
@@ -764,7 +776,7 @@ def _read_matmuls(source, entries, prefix, types, semirings):
             if witness and not sr.selective:
                 t.fail("witness", f"semiring {sr.name!r}: a witness needs a selective add (min or max)")
             try:
-                tuning.matmul_shape(sr.c_type.size, witness, block, thread)
+                _matmul_shape(sr, witness, block, thread, warp, pipeline, stages)
             except tuning.ShapeError as e:
                 t.fail(e.key, e.problem)
             for lay in layouts:
@@ -772,7 +784,7 @@ def _read_matmuls(source, entries, prefix, types, semirings):
                 public += ("" if lay == "nn" else f"_{lay}") + ("_witness" if witness else "")
                 if name is not None:
                     public = name if name.startswith(prefix + "_") else f"{prefix}_{name}"
-                out.append((t, Matmul(prefix, sr, lay, witness, block, thread, public)))
+                out.append((t, Matmul(prefix, sr, lay, witness, block, thread, public, warp, pipeline, stages)))
     return out
 
 

@@ -611,15 +611,24 @@ def transpose_shape(size: int, tile: int = 0, rows: int = 0, remedy: str = "", n
 @dataclass(frozen=True)
 class MatmulShape:
     """A block computes a bm x bn tile of C, stepping k by bk through tiles of A (bm x bk) and B
-    (bk x bn) in shared memory, two of each (the next step's loads in flight while this one's
-    products run); a thread computes tm x tn elements of C, from tm of A's and tn of B's a step."""
+    (bk x bn) in shared memory; each warp a wm x wn part of it, and each thread tm x tn elements
+    of C, from tm of A's and tn of B's a step.  The tiles travel one of two ways (`pipeline`):
+    "registers", global memory to registers to shared memory, two tiles of each (the next step's
+    loads in flight while this one's products run); or "async", cp.async straight to shared
+    memory (sm_80+), `stages` tiles of each, stages - 1 steps' copies in flight."""
 
-    size: int  # bytes of C's element (A's and B's: the same or smaller)
+    size: int  # bytes of C's element
     bm: int
     bn: int
     bk: int
     tm: int
     tn: int
+    wm: int
+    wn: int
+    pipeline: str = "registers"
+    stages: int = 2
+    a_size: int = 4  # bytes of A's and B's elements
+    b_size: int = 4
 
     @property
     def threads(self) -> int:
@@ -637,16 +646,33 @@ class MatmulShape:
         on distinct banks"""
         return 4
 
-    def smem_bytes(self, a_size: int, b_size: int) -> int:
-        return 2 * self.bk * ((self.bm + self.a_pad) * a_size + self.bn * b_size)
+    @property
+    def lanes_n(self) -> int:
+        """A warp's lanes along n (the rest along m)"""
+        return self.wn // self.tn
 
-    def tile_io(self, operand: str, layout: str, size: int) -> "MatmulTileIO":
+    @property
+    def smem_bytes(self) -> int:
+        return self.stages * self.bk * ((self.bm + self.a_pad) * self.a_size + self.bn * self.b_size)
+
+    @property
+    def name(self) -> str:
+        """The shape's part of a kernel's name"""
+        pipe = f"_async{self.stages}" if self.pipeline == "async" else ""
+        return f"b{self.bm}x{self.bn}x{self.bk}_w{self.wm}x{self.wn}_t{self.tm}x{self.tn}{pipe}"
+
+    def tile_io(self, operand: str, layout: str) -> "MatmulTileIO":
         """How the threads bring a step's tile of A or B in: as stored, A m x k (layout n) or k x m
         (t), B k x n (n) or n x k (t); shared memory holds A k-major and B k x n"""
+        size = self.a_size if operand == "a" else self.b_size
         k_along = (operand == "a") == (layout == "n")  # the stored rows run along k
         fixed = self.bm if operand == "a" else self.bn
         rows, rowlen = (fixed, self.bk) if k_along else (self.bk, fixed)
         each = rows * rowlen // self.threads
+        if self.pipeline == "async" and k_along:
+            # element by element into the transposed tile: a warp's copies 8 along k (a 32-byte
+            # sector of a row) by 4 rows, which land on 32 distinct banks of the padded tile
+            return MatmulTileIO(rows, rowlen, 1, each, k_along, transposed=True, slab=min(8, rowlen))
         vec = 1
         while vec * 2 * size <= 16 and each % (vec * 2) == 0 and rowlen % (vec * 2) == 0:
             vec *= 2
@@ -661,7 +687,8 @@ class MatmulTileIO:
     matrix's rows): each thread loads `chunks` runs of `vec` consecutive elements, as one word of
     vec x size bytes where the matrix's pointer and leading dimension allow (and the tile is
     whole), else element by element; `k_along` says the stored rows run along k (a step moves
-    along a row, else down rows); `transposed`, that shared memory holds the tile [col][row]."""
+    along a row, else down rows); `transposed`, that shared memory holds the tile [col][row];
+    `slab` (0: none), that the runs go down slabs of that many columns, a column a lane."""
 
     rows: int
     rowlen: int
@@ -669,11 +696,15 @@ class MatmulTileIO:
     chunks: int
     k_along: bool
     transposed: bool
+    slab: int = 0
 
     def chunk(self, s: int, threads: int) -> tuple:
         """(rows, cols) that chunk s is offset from chunk 0 by, when threads x vec is a multiple of
-        a row or divides one (the shapes allowed make it so)"""
+        a row or divides one (the shapes allowed make it so); down slabs, the same holds of a slab's
+        elements (powers of two: a thread's place plus its chunk's offset never carries)"""
         e = s * threads * self.vec
+        if self.slab:
+            return ((e // self.slab) % self.rows, e // (self.slab * self.rows) * self.slab)
         return (e // self.rowlen, e % self.rowlen)
 
 
@@ -683,12 +714,25 @@ MATMUL_DEFAULTS = {
     (8, False): (64, 64, 8, 4, 4),
 }
 MATMUL_SMALL = (64, 64, 8, 4, 4)  # with a witness (twice the registers a C element) or wider types
+PIPELINES = ("registers", "async")
+ASYNC_SIZES = (4, 8, 16)  # bytes cp.async copies at once
 
 
-def matmul_shape(size: int, witness: bool = False, block=(), thread=()) -> MatmulShape:
-    """The shape for C elements of `size` bytes; `block` (m, n, k) and `thread` (m, n) override
-    the default.  Raises ShapeError when the asked shape cannot be made."""
+def _default_warp(bm: int, bn: int, tm: int, tn: int) -> tuple:
+    """A warp's part of the tile, where the spec leaves it out: a row of lanes along n as wide as
+    the tile (32 lanes at most), as many such rows as make 32 lanes"""
+    across = min(bn // tn, 32)
+    return (tm * 32 // across, tn * across)
+
+
+def matmul_shape(
+    size: int, witness: bool = False, block=(), thread=(), warp=(), pipeline=None, stages=None, operands=None
+) -> MatmulShape:
+    """The shape for C elements of `size` bytes (A's and B's: `operands`, else the same); `block`
+    (m, n, k), `thread` (m, n), `warp` (m, n), `pipeline` and `stages` override the default.
+    Raises ShapeError when the asked shape cannot be made."""
     bm, bn, bk, tm, tn = MATMUL_DEFAULTS.get((size, witness), MATMUL_SMALL)
+    a_size, b_size = operands or (size, size)
     key = "block"
     if block:
         bm, bn, bk = block
@@ -699,7 +743,31 @@ def matmul_shape(size: int, witness: bool = False, block=(), thread=()) -> Matmu
             raise ShapeError(k, f"{v} is not a power of two")
     if bm % tm or bn % tn:
         raise ShapeError("thread", f"a thread's {tm} x {tn} does not divide the block's {bm} x {bn}")
-    shape = MatmulShape(size, bm, bn, bk, tm, tn)
+    if (bm // tm) * (bn // tn) < 32:
+        raise ShapeError(key, f"{bm} x {bn} by threads of {tm} x {tn} is {(bm // tm) * (bn // tn)} threads (32..1024)")
+    wm, wn = warp or _default_warp(bm, bn, tm, tn)
+    if warp:
+        for v in warp:
+            if v < 1 or v & (v - 1):
+                raise ShapeError("warp", f"{v} is not a power of two")
+        if (wm // tm) * (wn // tn) != 32 or wm % tm or wn % tn:
+            raise ShapeError("warp", f"{wm} x {wn} by threads of {tm} x {tn} is not 32 lanes")
+        if bm % wm or bn % wn:
+            raise ShapeError("warp", f"a warp's {wm} x {wn} does not divide the block's {bm} x {bn}")
+    pipeline = pipeline or "registers"
+    if pipeline not in PIPELINES:
+        raise ShapeError("pipeline", f"{pipeline!r} is not one of: {', '.join(PIPELINES)}")
+    if stages is None:
+        stages = 2
+    elif pipeline == "registers" and stages != 2:
+        raise ShapeError("stages", f'the registers pipeline holds 2 tiles, not {stages} (stages: pipeline = "async")')
+    elif not 2 <= stages <= 8:
+        raise ShapeError("stages", f"{stages} is not in 2..8")
+    if pipeline == "async" and not (a_size in ASYNC_SIZES and b_size in ASYNC_SIZES):
+        raise ShapeError(
+            "pipeline", f"cp.async copies 4, 8 or 16 bytes, not elements of {a_size} and {b_size}: use the registers"
+        )
+    shape = MatmulShape(size, bm, bn, bk, tm, tn, wm, wn, pipeline, stages, a_size, b_size)
     if not 32 <= shape.threads <= 1024:
         raise ShapeError(key, f"{bm} x {bn} by threads of {tm} x {tn} is {shape.threads} threads (32..1024)")
     if (bm * bk) % shape.threads or (bn * bk) % shape.threads:
@@ -708,8 +776,9 @@ def matmul_shape(size: int, witness: bool = False, block=(), thread=()) -> Matmu
         )
     if tm * tn > 128:
         raise ShapeError("thread", f"{tm} x {tn} elements a thread is more than 128 (registers)")
-    if shape.smem_bytes(size, size) > 48 * 1024:
-        raise ShapeError(key, f"the tiles take {shape.smem_bytes(size, size)} bytes of shared memory (48 KiB at most)")
+    if shape.smem_bytes > 48 * 1024:
+        what = f"{stages} stages of " if pipeline == "async" else ""
+        raise ShapeError(key, f"{what}the tiles take {shape.smem_bytes} bytes of shared memory (48 KiB at most)")
     return shape
 
 

@@ -4,6 +4,9 @@
 // the step's own instruction ceiling (ceiling.cu, written by ceiling.py); plus-times also against
 // cuBLAS SGEMM / DGEMM (fp32 / fp64, no tensor cores), checked against it at 1024^3.
 //   ./matmul_bench      prints a table; times are medians of 5 runs
+//   ./matmul_bench --variants   only the second table: the spec's variants of the default shape
+//                       (warp tiles, the cp.async pipeline), each beside the default, C checked
+//                       bit for bit against it
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -49,6 +52,27 @@ WRAP(bm_matmul_or_and_u32, uint32_t)
 WRAP(bm_pt_f32_k8, float)
 WRAP(bm_mp_f32_k8, float)
 WRAP(bm_mp_i32_k8, int32_t)
+WRAP(bm_pt_f32_w32x64, float)
+WRAP(bm_mp_f32_w32x64, float)
+WRAP(bm_mp_i32_w32x64, int32_t)
+WRAP(bm_pt_f32_w64x32, float)
+WRAP(bm_mp_f32_w64x32, float)
+WRAP(bm_mp_i32_w64x32, int32_t)
+WRAP(bm_pt_f32_async2, float)
+WRAP(bm_mp_f32_async2, float)
+WRAP(bm_mp_i32_async2, int32_t)
+WRAP(bm_pt_f32_async2_w32x64, float)
+WRAP(bm_mp_f32_async2_w32x64, float)
+WRAP(bm_mp_i32_async2_w32x64, int32_t)
+WRAP(bm_pt_f32_k8_async3_w32x64, float)
+WRAP(bm_mp_f32_k8_async3_w32x64, float)
+WRAP(bm_mp_i32_k8_async3_w32x64, int32_t)
+WRAP(bm_pt_f32_k8_async4_w32x64, float)
+WRAP(bm_mp_f32_k8_async4_w32x64, float)
+WRAP(bm_mp_i32_k8_async4_w32x64, int32_t)
+WRAP(bm_pt_f32_b128x64_async3_w32x64, float)
+WRAP(bm_mp_f32_b128x64_async3_w32x64, float)
+WRAP(bm_mp_i32_b128x64_async3_w32x64, int32_t)
 static cudaError_t witness_w(const void *a, size_t lda, const void *b, size_t ldb, size_t m, size_t n, size_t k,
                              int acc, void *c, size_t ldc, cudaStream_t s)
 {
@@ -83,8 +107,9 @@ static double ceiling_rate(const char *name)
     return 0;
 }
 
-int main()
+int main(int argc, char **argv)
 {
+    const bool only_variants = argc > 1 && !strcmp(argv[1], "--variants");
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     printf("GPU %s; a step is add(c, mul(a, b)); T = 10^12\n", prop.name);
@@ -153,6 +178,8 @@ int main()
     printf("%-22s %-18s | %10s %9s | %9s %8s | %s\n", "semiring", "m x n x k", "time", "T steps/s", "ceiling", "of it",
            "reference");
     for (const Row &r : rows) {
+        if (only_variants)
+            break;
         const double ceil = ceiling_rate(r.ceiling);
         const void *a = in[r.kind][0], *b = in[r.kind][1];
         for (const Shape &s : shapes) {
@@ -194,6 +221,54 @@ int main()
             snprintf(shape, sizeof shape, "%zu x %zu x %zu", s.m, s.n, s.k);
             printf("%-22s %-18s | %8.1f us %9.2f | %9.2f %8.3f | %s\n", r.name, shape, us, steps / us / 1e6,
                    ceil / 1e12, steps / us / 1e6 / (ceil / 1e12), ref_text);
+        }
+    }
+    // the variants: each beside the default shape of its semiring, in one run, its C compared bit
+    // for bit with the default's (the same k order: the same bits)
+    struct Variant {
+        const char *name, *ceiling;
+        MmFn fn, base;
+        int kind;
+    } variants[] = {
+        { "pt_f32 w32x64", "plus_times f32", bm_pt_f32_w32x64_w, bm_matmul_plus_times_f32_w, FLOATS },
+        { "mp_f32 w32x64", "min_plus f32", bm_mp_f32_w32x64_w, bm_matmul_min_plus_f32_w, FLOATS },
+        { "mp_i32 w32x64", "min_plus i32 fast", bm_mp_i32_w32x64_w, bm_matmul_min_plus_i32_w, INTS },
+        { "pt_f32 w64x32", "plus_times f32", bm_pt_f32_w64x32_w, bm_matmul_plus_times_f32_w, FLOATS },
+        { "mp_f32 w64x32", "min_plus f32", bm_mp_f32_w64x32_w, bm_matmul_min_plus_f32_w, FLOATS },
+        { "mp_i32 w64x32", "min_plus i32 fast", bm_mp_i32_w64x32_w, bm_matmul_min_plus_i32_w, INTS },
+        { "pt_f32 async2", "plus_times f32", bm_pt_f32_async2_w, bm_matmul_plus_times_f32_w, FLOATS },
+        { "mp_f32 async2", "min_plus f32", bm_mp_f32_async2_w, bm_matmul_min_plus_f32_w, FLOATS },
+        { "mp_i32 async2", "min_plus i32 fast", bm_mp_i32_async2_w, bm_matmul_min_plus_i32_w, INTS },
+        { "pt_f32 async2_w32x64", "plus_times f32", bm_pt_f32_async2_w32x64_w, bm_matmul_plus_times_f32_w, FLOATS },
+        { "mp_f32 async2_w32x64", "min_plus f32", bm_mp_f32_async2_w32x64_w, bm_matmul_min_plus_f32_w, FLOATS },
+        { "mp_i32 async2_w32x64", "min_plus i32 fast", bm_mp_i32_async2_w32x64_w, bm_matmul_min_plus_i32_w, INTS },
+        { "pt_f32 k8_async3_w32x64", "plus_times f32", bm_pt_f32_k8_async3_w32x64_w, bm_matmul_plus_times_f32_w, FLOATS },
+        { "mp_f32 k8_async3_w32x64", "min_plus f32", bm_mp_f32_k8_async3_w32x64_w, bm_matmul_min_plus_f32_w, FLOATS },
+        { "mp_i32 k8_async3_w32x64", "min_plus i32 fast", bm_mp_i32_k8_async3_w32x64_w, bm_matmul_min_plus_i32_w, INTS },
+        { "pt_f32 k8_async4_w32x64", "plus_times f32", bm_pt_f32_k8_async4_w32x64_w, bm_matmul_plus_times_f32_w, FLOATS },
+        { "mp_f32 k8_async4_w32x64", "min_plus f32", bm_mp_f32_k8_async4_w32x64_w, bm_matmul_min_plus_f32_w, FLOATS },
+        { "mp_i32 k8_async4_w32x64", "min_plus i32 fast", bm_mp_i32_k8_async4_w32x64_w, bm_matmul_min_plus_i32_w, INTS },
+        { "pt_f32 b128x64_async3_w32x64", "plus_times f32", bm_pt_f32_b128x64_async3_w32x64_w, bm_matmul_plus_times_f32_w, FLOATS },
+        { "mp_f32 b128x64_async3_w32x64", "min_plus f32", bm_mp_f32_b128x64_async3_w32x64_w, bm_matmul_min_plus_f32_w, FLOATS },
+        { "mp_i32 b128x64_async3_w32x64", "min_plus i32 fast", bm_mp_i32_b128x64_async3_w32x64_w, bm_matmul_min_plus_i32_w, INTS },
+    };
+    printf("\n%-34s %-18s | %10s %9s | %8s | %s\n", "variant", "m x n x k", "time", "T steps/s", "of ceil",
+           "against the default shape");
+    const Shape vshapes[] = { { 1024, 1024, 1024 }, { 4096, 4096, 4096 }, { 64, 4096, 4096 } };
+    for (const Variant &v : variants) {
+        const double ceil = ceiling_rate(v.ceiling);
+        const void *a = in[v.kind][0], *b = in[v.kind][1];
+        for (const Shape &s : vshapes) {
+            const double steps = (double)s.m * s.n * s.k;
+            const double base_us = time_us([&] { CHECK(v.base(a, s.k, b, s.n, s.m, s.n, s.k, 0, ref, s.n, 0)); }, 3);
+            const double us = time_us([&] { CHECK(v.fn(a, s.k, b, s.n, s.m, s.n, s.k, 0, c, s.n, 0)); }, 3);
+            std::vector<uint32_t> x(s.m * s.n), y(s.m * s.n);
+            CHECK(cudaMemcpy(x.data(), c, x.size() * 4, cudaMemcpyDeviceToHost));
+            CHECK(cudaMemcpy(y.data(), ref, y.size() * 4, cudaMemcpyDeviceToHost));
+            char shape[40];
+            snprintf(shape, sizeof shape, "%zu x %zu x %zu", s.m, s.n, s.k);
+            printf("%-34s %-18s | %8.1f us %9.2f | %8.3f | %.3fx (%.1f us)%s\n", v.name, shape, us, steps / us / 1e6,
+                   steps / us / 1e6 / (ceil / 1e12), base_us / us, base_us, x == y ? "" : " MISMATCH");
         }
     }
     return 0;

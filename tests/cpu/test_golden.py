@@ -26,7 +26,7 @@ GOLDEN = {
     "sources": "e076a05d8fb13aed2c36b59298acab3b69736f3a990a8c625b63acd98bb3863c",
     "single_header": "deea1fb3a89be993bf67be616abdf315fafdbca066d60f8e67590be631d536e2",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
-    "matmuls": "480e31058f9fae9ff4b95bcd5faf315a6ef52055fcba86b18b5ab898f0a001a6",
+    "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "a678d74c2f8f992114ee350ab038ba0541b3db5bf99e522363b7399111926a9d",
     "inputs": "6c85451e3131bca36584a8cf65713a121a17b35e9ea1323f52f15b87b13ae242",
     "tuned": "2f2a6685cddc802a663524863b6be2fb23224ef0edc15ca8197821fd678580dd",

@@ -34,6 +34,16 @@ def _spec(*tables, semirings=()):
         ({"semiring": "plus_times", "type": "f32", "thread": [16, 16]}, "thread", "more than 128"),
         ({"semiring": "plus_times", "type": ["f32", "i32"], "name": "x"}, "name", "exactly one"),
         ({"semiring": "maxtimes", "type": "f32"}, "type", "has its own types"),
+        ({"semiring": "plus_times", "type": "f32", "warp": [32, 32]}, "warp", "is not 32 lanes"),
+        ({"semiring": "plus_times", "type": "f32", "warp": [48, 64]}, "warp", "not a power of two"),
+        ({"semiring": "plus_times", "type": "f32", "warp": [256, 8]}, "warp", "does not divide the block"),
+        ({"semiring": "plus_times", "type": "f32", "warp": [32]}, "warp", "a list of 2 integers"),
+        ({"semiring": "plus_times", "type": "f32", "pipeline": "tma"}, "pipeline", "not one of: registers, async"),
+        ({"semiring": "plus_times", "type": "f32", "stages": 3}, "stages", 'pipeline = "async"'),
+        ({"semiring": "plus_times", "type": "f32", "pipeline": "async", "stages": 1}, "stages", "not in 2..8"),
+        ({"semiring": "plus_times", "type": "f32", "pipeline": "async", "stages": "3"}, "stages", "an integer"),
+        ({"semiring": "or_and", "type": "u8", "pipeline": "async"}, "pipeline", "cp.async copies 4, 8 or 16 bytes"),
+        ({"semiring": "plus_times", "type": "f32", "pipeline": "async", "stages": 3}, "block", "3 stages of the tiles"),
     ],
 )
 def test_spec_errors_name_the_key(table, key, words):
@@ -93,6 +103,7 @@ def test_tiles_load_in_words_where_the_element_allows():
 def test_default_shapes():
     sh = tuning.matmul_shape(4)
     assert (sh.bm, sh.bn, sh.bk, sh.tm, sh.tn, sh.threads, sh.min_blocks) == (128, 128, 16, 8, 8, 256, 2)
+    assert (sh.wm, sh.wn, sh.pipeline, sh.stages, sh.name) == (16, 128, "registers", 2, "b128x128x16_w16x128_t8x8")
     assert (tuning.matmul_shape(4, witness=True).tm, tuning.matmul_shape(8).bm) == (4, 64)
 
 
@@ -143,3 +154,48 @@ def test_nvcc_compiles_the_gpu_tests_spec(tmp_path, nvcc):  # noqa: ARG001 - nvc
     files = emit.render(load(SPEC), "mt.h")
     compiled, problems = nvcc_problems(files, tmp_path)
     assert compiled == len(load(SPEC).instances) and not problems, "\n".join(problems)
+
+
+def test_warp_tiles_place_the_lanes():
+    # warps as wide as the tile (the default): the lanes' rows go on from warp to warp
+    _, src, _ = _render({"semiring": "plus_times", "type": "f32"})
+    assert "const unsigned int r0 = threadIdx.x / 16 * 8, c0 = threadIdx.x % 16 * 4;" in src
+    assert "y[j] = bs[kk][c0 + (j < 4 ? j : j + 60)];" in src and "lane" not in src
+    # 32 x 64 warps: 4 rows of 8 lanes, two warps across; a thread's column halves 32 apart
+    inst, src, header = _render({"semiring": "plus_times", "type": "f32", "warp": [32, 64]})
+    assert inst.kernel_name == "t_k_matmul_plus_times_f32_nn_b128x128x16_w32x64_t8x8"
+    assert "const unsigned int warp = threadIdx.x / 32, lane = threadIdx.x % 32;" in src
+    assert "const unsigned int r0 = warp / 2 * 32 + lane / 8 * 8, c0 = warp % 2 * 64 + lane % 8 * 4;" in src
+    assert "y[j] = bs[kk][c0 + (j < 4 ? j : j + 28)];" in src
+    assert "warps of 32 x 64, 8 x 8 a thread" in header
+    # one warp a block
+    _, src, _ = _render({"semiring": "min_plus", "type": "f32", "block": [32, 32, 8], "thread": [4, 8]})
+    assert "const unsigned int r0 = threadIdx.x / 4 * 4, c0 = threadIdx.x % 4 * 4;" in src and "warp =" not in src
+
+
+def test_the_async_pipeline_copies_straight_to_shared_memory():
+    table = {"semiring": "plus_times", "type": "f32", "pipeline": "async", "stages": 4, "block": [128, 128, 8]}
+    inst, src, header = _render(table)
+    assert inst.kernel_name.endswith("_b128x128x8_w16x128_t8x8_async4")
+    assert "float as[4][AG_BK][AG_A_STRIDE];" in src and "ra[" not in src and "ag_store_a" not in src
+    # A (m x k, along k) element by element into its k-major tile: 8 along k by 4 rows a warp
+    assert "const unsigned int r = threadIdx.x / 8, c = threadIdx.x % 8;" in src
+    assert "ag_copy_async4(&as[c][r + 32], from + lda * 32);" in src
+    # B (k x n) in 16-byte words where whole and aligned, else element by element, zero past the edges
+    assert "ag_copy_async16(&bs[r][c], from);" in src and "cp.async.cg.shared.global [%0], [%1], 16;" in src
+    assert "bs[r][c + 3] = ag_sr_zero();" in src
+    # 3 steps' copies in flight, a group a step; the barrier after the wait
+    assert "cp.async.wait_group 2;" in src and "for (int s = 0; s < 3; ++s) {" in src
+    wait = "ag_copy_async_wait();       /* this thread's copies of step s have landed */"
+    assert wait + "\n            __syncthreads();" in src
+    assert "if (s + 3 < steps)" in src and "cur = cur + 1 == 4 ? 0 : cur + 1;" in src
+    assert "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800" in src  # a plain copy before sm_80
+    assert "cp.async, 4 stages" in header
+
+
+def test_the_async_fast_step_checks_the_tiles_in_shared_memory():
+    table = {"semiring": "min_plus", "type": "i32", "pipeline": "async", "stages": 3, "block": [128, 128, 8]}
+    _, src, _ = _render(table)
+    assert "__syncthreads_and(ag_fast_a_tile(as[cur]) && ag_fast_b_tile(bs[cur]))" in src
+    assert "in &= ag_sr_fast_a(as[c + 8][r + 96]);" not in src  # k 8 a step: one slab
+    assert "in &= ag_sr_fast_a(as[c][r + 96]);" in src and "ag_fast_loads" not in src

@@ -14,6 +14,7 @@ import argparse
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,15 +78,18 @@ def main(here: Path, family: str, header: str, cases, sanitized, openmp: bool = 
     rc = subprocess.run([str(exe)] + (["--quick"] if args.quick else [])).returncode
     if not args.no_sanitizer:
         width = max(map(len, sanitized))
-        for tool in ("memcheck", "racecheck"):
-            for name in sanitized:
-                r = subprocess.run(
-                    ["compute-sanitizer", f"--tool={tool}", "--error-exitcode=3", str(exe), "--quick", "--only", name],
-                    capture_output=True,
-                    text=True,
-                )
+        runs = [(tool, name) for tool in ("memcheck", "racecheck") for name in sanitized]
+
+        def sanitize(run):
+            tool, name = run
+            cmd = ["compute-sanitizer", f"--tool={tool}", "--error-exitcode=3", str(exe), "--quick", "--only", name]
+            return subprocess.run(cmd, capture_output=True, text=True)
+
+        # several at once (each is slow, mostly on the CPU); printed in order
+        with ThreadPoolExecutor(max_workers=min(8, args.jobs)) as pool:
+            for (tool, name), r in zip(runs, pool.map(sanitize, runs), strict=True):
                 (out / f"{tool}-{name}.log").write_text(r.stdout + r.stderr)
                 summary = [ln for ln in (r.stdout + r.stderr).splitlines() if "SUMMARY" in ln or "passed," in ln]
-                print(f"{tool:9s} {name:{width}s} rc={r.returncode} {' | '.join(summary)}")
+                print(f"{tool:9s} {name:{width}s} rc={r.returncode} {' | '.join(summary)}", flush=True)
                 rc = rc or r.returncode
     return rc
