@@ -743,8 +743,9 @@ def matmul_shape(
             raise ShapeError(k, f"{v} is not a power of two")
     if bm % tm or bn % tn:
         raise ShapeError("thread", f"a thread's {tm} x {tn} does not divide the block's {bm} x {bn}")
-    if (bm // tm) * (bn // tn) < 32:
-        raise ShapeError(key, f"{bm} x {bn} by threads of {tm} x {tn} is {(bm // tm) * (bn // tn)} threads (32..1024)")
+    threads = (bm // tm) * (bn // tn)
+    if not 32 <= threads <= 1024:
+        raise ShapeError(key, f"{bm} x {bn} by threads of {tm} x {tn} is {threads} threads (32..1024)")
     wm, wn = warp or _default_warp(bm, bn, tm, tn)
     if warp:
         for v in warp:
@@ -768,8 +769,6 @@ def matmul_shape(
             "pipeline", f"cp.async copies 4, 8 or 16 bytes, not elements of {a_size} and {b_size}: use the registers"
         )
     shape = MatmulShape(size, bm, bn, bk, tm, tn, wm, wn, pipeline, stages, a_size, b_size)
-    if not 32 <= shape.threads <= 1024:
-        raise ShapeError(key, f"{bm} x {bn} by threads of {tm} x {tn} is {shape.threads} threads (32..1024)")
     if (bm * bk) % shape.threads or (bn * bk) % shape.threads:
         raise ShapeError(
             key, f"a step's tiles ({bm} x {bk}, {bk} x {bn}) do not split evenly over {shape.threads} threads"

@@ -21,8 +21,8 @@ SANITIZED = (
     "mt_matmul_count_u8_tn",
     "mt_matmul_or_and_u8",  # two runs of one element a thread
     "mt_pt_b64x32x16_t4x2",
-    "mt_pt_f32_async3_tn",  # cp.async: words, and element by element into the transposed tile
-    "mt_pt_f32_async4_tt",
+    "mt_pt_f32_async3_tn",  # cp.async: both tiles in 16-byte words
+    "mt_pt_f32_async4_tt",  # B element by element into its transposed tile
     "mt_mp_i32_async3",  # the fast step, checked in shared memory
     "mt_mp_i32_async2_witness",
     "mt_mp_f32_async3_one_warp",
