@@ -238,7 +238,8 @@ class Matmul(_Public):
 
 def _matmul_shape(sr, witness, block, thread, warp, pipeline, stages) -> tuning.MatmulShape:
     sizes = (sr.a_type.size, sr.b_type.size)
-    return tuning.matmul_shape(sr.c_type.size, witness, block, thread, warp, pipeline, stages, sizes)
+    structs = "struct" in (sr.a_type.kind, sr.b_type.kind)
+    return tuning.matmul_shape(sr.c_type.size, witness, block, thread, warp, pipeline, stages, sizes, structs)
 
 
 @dataclass(frozen=True)

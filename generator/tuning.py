@@ -726,10 +726,19 @@ def _default_warp(bm: int, bn: int, tm: int, tn: int) -> tuple:
 
 
 def matmul_shape(
-    size: int, witness: bool = False, block=(), thread=(), warp=(), pipeline=None, stages=None, operands=None
+    size: int,
+    witness: bool = False,
+    block=(),
+    thread=(),
+    warp=(),
+    pipeline=None,
+    stages=None,
+    operands=None,
+    structs=False,
 ) -> MatmulShape:
     """The shape for C elements of `size` bytes (A's and B's: `operands`, else the same); `block`
     (m, n, k), `thread` (m, n), `warp` (m, n), `pipeline` and `stages` override the default.
+    `structs`: A or B is a struct type, whose alignment may be less than its size.
     Raises ShapeError when the asked shape cannot be made."""
     bm, bn, bk, tm, tn = MATMUL_DEFAULTS.get((size, witness), MATMUL_SMALL)
     a_size, b_size = operands or (size, size)
@@ -767,6 +776,12 @@ def matmul_shape(
     if pipeline == "async" and not (a_size in ASYNC_SIZES and b_size in ASYNC_SIZES):
         raise ShapeError(
             "pipeline", f"cp.async copies 4, 8 or 16 bytes, not elements of {a_size} and {b_size}: use the registers"
+        )
+    if pipeline == "async" and structs:
+        raise ShapeError(
+            "pipeline",
+            "cp.async copies an element as one word, aligned to its size, which a struct need not be: "
+            "use the registers",
         )
     shape = MatmulShape(size, bm, bn, bk, tm, tn, wm, wn, pipeline, stages, a_size, b_size)
     if (bm * bk) % shape.threads or (bn * bk) % shape.threads:

@@ -199,3 +199,23 @@ def test_the_async_fast_step_checks_the_tiles_in_shared_memory():
     assert "__syncthreads_and(ag_fast_a_tile(as[cur]) && ag_fast_b_tile(bs[cur]))" in src
     assert "in &= ag_sr_fast_a(as[c + 8][r + 96]);" not in src  # k 8 a step: one slab
     assert "in &= ag_sr_fast_a(as[c][r + 96]);" in src and "ag_fast_loads" not in src
+
+
+def test_the_async_pipeline_refuses_struct_elements():
+    # a struct's alignment may be less than its size: cp.async of the element as one word could fault
+    v4 = {"name": "v4", "size": 16, "c": "typedef struct { float x, y, z, w; } v4;"}
+    sr = {
+        "name": "v4dot",
+        "a": "v4",
+        "b": "v4",
+        "c": "f32",
+        "zero": "0.0f",
+        "add": "x + y",
+        "mul": "a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w",
+    }
+    spec = {"prefix": "t", "type": [v4], "semiring": [sr], "matmul": [{"semiring": "v4dot", "pipeline": "async"}]}
+    with pytest.raises(SpecError) as e:
+        parse(spec, "s.toml")
+    assert "matmul[0].pipeline" in str(e.value) and "a struct need not be" in str(e.value), str(e.value)
+    spec["matmul"] = [{"semiring": "v4dot", "block": [64, 64, 8], "thread": [4, 4]}]  # through registers: fine
+    assert parse(spec, "s.toml").instances[0].shape.pipeline == "registers"
