@@ -209,28 +209,28 @@ def reduce_shape(inst) -> ReduceShape:
 
 
 @dataclass(frozen=True)
-class SegmentWarps:
+class SegmentSpans:
     """A segmented reduce by offsets by spans instead of tiles, up to `max_n` elements, picked by
-    the segments' average length (n / n_segments, which the host knows): from `min_avg` a warp a
-    segment (`block` threads a block), from `block_avg` a block of `seg_block` threads a segment
-    (its warps each a contiguous run), past `max_avg` the tiles again.  A warp folds in rounds of
-    32 x vec elements (a lane one 16-byte word of them where whole), `unroll` rounds loaded before
-    any is folded; a warp's segment longer than `long` elements takes its block's warps together
-    (so one long segment costs what a block a segment costs).  No workspace."""
+    the segments' average length (n / n_segments, which the host knows, counted 2^shift times on
+    small inputs): a group of G lanes a segment while the average is at most the bound `lanes`
+    gives G, then a block of B threads a segment (`blocks`, likewise), past the last bound of
+    `blocks` (unshifted) the tiles.  A lane folds 16-byte words of `vec` elements (one element
+    where they are not whole), `unroll` words loaded before any is folded; a group's segment longer
+    than `long_rounds` of its rounds is left to its block's threads together.  No workspace."""
 
     vec: int
     unroll: int
-    min_avg: int
-    block_avg: int
-    max_avg: int
+    lanes: tuple  # ((largest average, lanes a segment), ...)
+    blocks: tuple  # ((largest average, threads a block), ...) past the lanes
     max_n: int
-    long: int
-    block: int = 256
-    seg_block: int = 128
+    shifts: tuple  # ((largest n, shift), ...): up to n, the average counts 2^shift times
+    long_rounds: int
+    min_blocks: int  # a group kernel's resident blocks an SM asked of the compiler (0: its choice)
+    block: int = 256  # a group kernel's threads
 
-    @property
-    def warps(self) -> int:
-        return self.block // 32
+    def long(self, lanes: int) -> int:
+        """Elements past which a group of `lanes` lanes leaves its segment to the block."""
+        return self.long_rounds * self.unroll * lanes * self.vec
 
 
 @dataclass(frozen=True)
@@ -252,7 +252,7 @@ class ScanShape:
     pdl: bool  # launches with programmatic dependent launch
     pdl_max_bytes: int = 0  # ... only up to this many input bytes (0: at any size)
     one_launch_totals: int = 0  # segments by offsets: one launch up to block x this many tiles
-    seg_warps: SegmentWarps = None  # segments by offsets: a warp a segment, by average length
+    seg_spans: SegmentSpans = None  # segments by offsets: a group or a block a segment, by average length
 
     @property
     def tile(self) -> int:
@@ -323,31 +323,37 @@ def scan_shape(inst) -> ScanShape:
         pdl=True,
         pdl_max_bytes=SEGMENT_PDL_MAX_BYTES if inst.heads == Heads.OFFSETS else 0,
         one_launch_totals=SEGMENT_ONE_LAUNCH_TOTALS if resident and inst.heads == Heads.OFFSETS else 0,
-        seg_warps=segment_warps(op) if inst.heads == Heads.OFFSETS else None,
+        seg_spans=segment_spans(op) if inst.heads == Heads.OFFSETS else None,
     )
 
 
-# A segmented reduce by offsets of up to SEGMENT_SPAN_MAX_N elements whose segments average
-# SEGMENT_SPAN_AVG[0] to [2] elements takes spans instead of tiles: a warp a segment, from [1] on a
-# block of 128 threads a segment (no search, no carry across tiles: a round trip for the offsets
-# and one for the data, as CUB's block a segment); otherwise the tiles, which split any lengths
-# evenly (a power law's few long segments) and keep more loads in flight at large n.  A warp loads
-# SEGMENT_SPAN_BYTES of its lane's rounds before it folds any (64 took 61 registers and two waves
-# of blocks at 2^20; 32 takes 38-48 for 4- and 8-byte sums); its segment longer than
-# SEGMENT_SPAN_LONG such loads takes the block's warps.  H100, bench --only segavg, from a CUDA
-# graph, against the tiles: 2^16 segments averaging 64 to 1000 4.4-6.1 -> 1.7-3.6 us; 2^20
-# averaging 128 to 1000 7.1-8.6 -> 3.5-5.2 us; at 2^24 averaging 128 the warps lost (55.6 -> 69.8
-# us), averaging 1000 the blocks (45 -> 47).
+# A segmented reduce by offsets of up to SEGMENT_SPAN_MAX_N elements whose segments average at
+# most the last SEGMENT_SPAN_BLOCKS bound takes spans instead of tiles: a group of lanes a segment,
+# as many as SEGMENT_SPAN_LANES gives for the average (a lane a segment up to 11 elements, a warp
+# from 192), then a block a segment (SEGMENT_SPAN_BLOCKS); no search and no carry across tiles.  A
+# lane loads SEGMENT_SPAN_BYTES of words before it folds any; a group's segment longer than
+# SEGMENT_SPAN_LONG of its rounds takes the block's threads together.  H100, f32 sums
+# (bench/trace/segspans.cu: hand-written kernels of the same form beside the generated function
+# and CUB, bench/results/h100-2026-11-24-segspans.txt), per call at 2^24 against the tiles: averages
+# 2 / 8 / 128 / 1000 / 4096 / 16384 in 69 / 37 / 33 / 25 / 24 / 26 us against 96 / 69 / 55 / 45 /
+# 41 / 38 (CUB 9043 / 2440 / 170 / 36 / 27 / 32); from a graph at 2^20 averaging 1000 / 4096 2.29 /
+# 2.68 us against CUB's 2.56 / 3.29 (tiles 3.5 / 6.7).  Few and long segments keep the tiles, which
+# split any lengths evenly (one segment of n).
 # The pick sees only the average: one very long segment among short ones is folded by one block,
 # as in CUB's block a segment (a review, 2^22 elements: one segment of 2^22 - 65535 among 65535
-# empty ones 919 us against 107 in tiles).  Splitting long segments across blocks is still open.
-SEGMENT_SPAN_AVG = (64, 512, 2048)
+# empty ones 919 us against 107 in tiles).  Splitting long segments across blocks is still open,
+# and holds SEGMENT_SPAN_MAX_N at 2^22 though the spans beat the tiles and CUB at 2^24.
+SEGMENT_SPAN_LANES = ((11, 1), (23, 2), (47, 4), (95, 8), (191, 16), (767, 32))
+SEGMENT_SPAN_BLOCKS = ((2047, 128), (8191, 256), (32767, 512))
 SEGMENT_SPAN_MAX_N = 1 << 22
+# On small inputs a segment takes more lanes than its average asks (the GPU is short of work, and a
+# group's rounds are round trips one after another): up to n, the average counts 2^shift times
+SEGMENT_SPAN_SHIFTS = ((1 << 17, 2), (1 << 21, 1))
 SEGMENT_SPAN_BYTES = 32
-SEGMENT_SPAN_LONG = 2
+SEGMENT_SPAN_LONG = 4
 
 
-def segment_warps(op):
+def segment_spans(op):
     """The spans form of a segmented reduce by offsets of `op` (None for operators of several
     inputs: their tiles only)."""
     if op.inputs:
@@ -355,8 +361,17 @@ def segment_warps(op):
     size = op.in_type.size
     vec = 16 // size if size in (1, 2, 4, 8) else 1
     unroll = max(1, min(8, SEGMENT_SPAN_BYTES // (vec * size)))
-    return SegmentWarps(
-        vec, unroll, *SEGMENT_SPAN_AVG, max_n=SEGMENT_SPAN_MAX_N, long=SEGMENT_SPAN_LONG * unroll * 32 * vec
+    return SegmentSpans(
+        vec,
+        unroll,
+        SEGMENT_SPAN_LANES,
+        SEGMENT_SPAN_BLOCKS,
+        max_n=SEGMENT_SPAN_MAX_N,
+        shifts=SEGMENT_SPAN_SHIFTS,
+        long_rounds=SEGMENT_SPAN_LONG,
+        # a full SM for 4-byte accumulators: left to itself, ptxas took 38 registers (6 blocks an
+        # SM), and with a cap of 32 it spills nothing; 8-byte ones spill 8-16 bytes at 32, so 6
+        min_blocks={1: TARGET.threads_per_sm // 256, 2: 6}.get(op.acc_type.words, 0),
     )
 
 

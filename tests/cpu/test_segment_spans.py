@@ -1,6 +1,6 @@
-"""Segmented reduce by offsets by spans (tuning.SegmentWarps): up to SEGMENT_SPAN_MAX_N elements,
-segments of moderate average length take a warp each or a block each instead of tiles, picked by
-the host from n and n_segments; operators of several inputs keep their tiles.  (The GPU test runs
+"""Segmented reduce by offsets by spans (tuning.SegmentSpans): up to SEGMENT_SPAN_MAX_N elements,
+segments averaging up to the last block bound take a group of lanes or a block each instead of
+tiles, picked by the host from n and n_segments; operators of several inputs keep their tiles.  (The GPU test runs
 every distribution of segment lengths on both sides of each pick and of the size limit.)"""
 
 from assocgen import emit, tuning
@@ -12,22 +12,33 @@ def _render(*segreduces, **top):
     return emit.render(spec, "q.h")
 
 
-def test_the_host_picks_warps_blocks_or_tiles_by_average_length():
+def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
-    lo, mid, hi = tuning.SEGMENT_SPAN_AVG
-    most = tuning.SEGMENT_SPAN_MAX_N
-    assert f"if (n <= {most} && n / {lo} >= n_segments && n / {hi} <= n_segments) {{" in src
-    assert f"if (n / {mid} < n_segments) {{" in src
-    # a warp a segment, 8 a block; a block of 128 threads a segment (grid: one a segment)
-    assert "q_k_segreduce_sum_f32_oi32_b256_t32_warps, d_in, n, d_offsets, n_segments, d_out," in src
-    assert "(unsigned int)(n_segments < 0x7fffffffu ? n_segments : 0x7fffffffu), 128, stream);" in src
-    assert "__launch_bounds__(128) q_k_segreduce_sum_f32_oi32_b256_t32_blocks(" in src
-    # 16-byte words where whole, 2 rounds loaded before any is folded, a long segment to the block
+    spec = parse({"prefix": "q", "segreduce": [{"op": "sum", "type": "f32"}]}, "s.toml")
+    sp = tuning.segment_spans(spec.instances[0].op)
+    most = tuning.SEGMENT_SPAN_BLOCKS[-1][0]
+    assert f"if (n <= {tuning.SEGMENT_SPAN_MAX_N} && n / n_segments <= {most}) {{" in src
+    # a table of the kernels by average length, one for each group size and block size
+    k = "q_k_segreduce_sum_f32_oi32_b256_t32"
+    for bound, lanes in tuning.SEGMENT_SPAN_LANES:
+        assert f"{{{bound}, {k}_lanes{lanes}, 256, {256 // lanes}}}," in src
+        assert f"__launch_bounds__(256, 8) {k}_lanes{lanes}(" in src  # 4-byte sums: a full SM
+    for bound, threads in tuning.SEGMENT_SPAN_BLOCKS:
+        assert f"{{{bound}, {k}_block{threads}, {threads}, 1}}," in src
+        assert f"__launch_bounds__({threads}) {k}_block{threads}(" in src
+    # on small inputs the average counts more (more lanes a segment); the last kernel past every bound
+    shifts = " : ".join(f"n <= {m} ? {sh}" for m, sh in tuning.SEGMENT_SPAN_SHIFTS)
+    assert f"const size_t avg = (n / n_segments) << ({shifts} : 0);" in src
+    assert "while (k + 1 < sizeof spans / sizeof spans[0] && avg > spans[k].most)" in src
+    # 16-byte words up to the last whole one, then elements; a group's lanes shuffle among themselves
     assert "const uint4 w = *(const uint4 *)(in + e);" in src
-    assert "ag_span_load(x[u], in, c + u * 128, lo, hi, n, words);" in src
-    assert f"#define AG_SEG_LONG {tuning.SEGMENT_SPAN_LONG * 2 * 128}" in src
+    assert "split = words ? (hi < whole ? hi : whole) : lo;" in src
+    assert "0xffu << lane / 8 * 8" in src and "__shfl_down_sync(mask, w[0], offset, width)" in src
+    # a group's long segment goes to the block, checked once a block with one barrier
+    assert f"const int is_long = hi - lo > {sp.long(8)};" in src
+    assert "if (!__syncthreads_or(is_long))" in src
     # no workspace on this path: the launch comes before the tiles' workspace is touched
-    assert src.index("_warps, d_in, n") < src.index("const int one_launch")
+    assert src.index("spans[k].kernel, d_in, n") < src.index("const int one_launch")
 
 
 def test_a_non_commutative_operator_folds_each_round_in_lane_order():
@@ -45,10 +56,15 @@ def test_a_non_commutative_operator_folds_each_round_in_lane_order():
         ],
     }
     src = _render({"op": "m2mul"}, **spec)["q_segreduce_m2mul_m2.cu"]
-    assert "acc = ag_op_combine(acc, ag_span_fold(v));" in src  # each round's fold, in order
-    assert "words" not in src.split("ag_span_load", 1)[1].split("}", 1)[0]  # 16-byte elements: one a lane
+    assert "acc = ag_op_combine(acc, ag_span_fold(v, lanes, mask));" in src  # each round's fold, in order
+    assert "uint4" not in src.split("ag_span_run", 1)[1].split("\n}", 1)[0]  # 16-byte elements: one a lane
+    assert "ag_span_lanes" not in src  # a block's warps each a contiguous run, folded in warp order
+    assert "__launch_bounds__(256) q_k_segreduce_m2mul_m2_" in src  # 16-byte totals: the compiler's choice
     com = _render({"op": "sum", "type": "f32"})["q_segreduce_sum_f32.cu"]
-    assert "acc = ag_op_combine(acc, v);" in com and "return ag_span_fold(acc);" in com
+    assert "acc = ag_op_combine(acc, v);" in com
+    assert "return ag_span_fold(ag_span_lanes(in, lo, hi, n, lane, lanes, words), lanes, mask);" in com
+    # a commutative block: the threads stride over the segment together
+    assert "ag_span_lanes(in, lo, hi, n, threadIdx.x, warps * 32, words), 32, 0xffffffffu);" in com
 
 
 def test_an_operator_of_several_inputs_keeps_its_tiles():

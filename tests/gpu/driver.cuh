@@ -364,7 +364,11 @@ void run_rows_scan(RowsScanFn<In, Out> fn, Case c, bool quick, Stats &st, bool e
 // ---- segments: lengths drawn from several distributions -------------------------------------------
 // 0: 1..16   1: all 1   2: one segment   3: power law (1 .. 2^17)   4: 1..3000 (cross tile bounds; a segmented reduce by offsets: a block a segment)
 // 5: with empty segments (offsets only: lengths 0..3, often 0, and now and then 1000s)
-static const char *const DIST_NAMES[] = {"1..16", "ones", "one", "power", "1..3000", "empties"};
+// offsets only, one for each group size of a segmented reduce by spans (tuning.SEGMENT_SPAN_LANES):
+// 6..10: 1..2K-1 for K = 16, 32, 64, 128, 256 (2, 4, 8, 16 and 32 lanes a segment); 11: 1..4 with
+// one in 256 of 300..3000 (a lane a segment, its long ones to the block)
+static const char *const DIST_NAMES[] = {"1..16", "ones",   "one",    "power",   "1..3000", "empties",
+                                         "avg16", "avg32", "avg64", "avg128", "avg256",  "spikes"};
 static std::vector<size_t> segment_lengths(size_t n, int dist, uint64_t seed, bool allow_empty) {
     Rng r(seed * 31 + (uint64_t)dist);
     std::vector<size_t> len;
@@ -377,6 +381,8 @@ static std::vector<size_t> segment_lengths(size_t n, int dist, uint64_t seed, bo
         case 2: l = n; break;
         case 3: l = (size_t)std::pow(2.0, r.unit() * 17.0); break;
         case 4: l = 1 + r.next() % 3000; break;   // averaging 1500: a block a segment up to 2^22
+        case 6: case 7: case 8: case 9: case 10: l = 1 + r.next() % ((32u << (dist - 6)) - 1); break;
+        case 11: l = r.next() % 256 ? 1 + r.next() % 4 : 300 + r.next() % 2701; break;
         default: { uint64_t u = r.next() % 16; l = u < 8 ? 0 : u < 15 ? 1 + u % 3 : 1000 + r.next() % 5000; }
         }
         if (!allow_empty && l == 0) l = 1;
@@ -562,7 +568,7 @@ void run_segments_impl(const char *name, size_t (*work_bytes)(size_t), std::func
         c.gen(h, seed_for(name, si));
         CK(cudaMemcpy(b.in, h.data(), n * sizeof(In), cudaMemcpyHostToDevice));
         bool ok = true;
-        const int dists = n > (1u << 22) ? 2 : by_key ? 5 : 6;
+        const int dists = n > (1u << 22) ? 2 : by_key ? 5 : 12;
         for (int dist = 0; dist < dists && ok; ++dist) {
             const int d = n > (1u << 22) ? (dist == 0 ? 0 : 3) : dist;
             std::vector<size_t> len = segment_lengths(n, d, seed_for(name, si), !by_key);

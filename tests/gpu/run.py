@@ -57,6 +57,7 @@ SANITIZED = (
     "t_reduce_mat2mul_mat2u_by_i64",
     "t_segreduce_i32_b32_t3",
     "t_segreduce_i32_b32_t8",  # by offsets, resident: one launch to 128 tiles, bounds and carry kernels past
+    "t_segreduce_mat2mul_mat2u",  # by offsets, spans of one element a lane, folded in lane order
     "t_rows_reduce_sum_f32",  # along rows: every group of lanes, words, several blocks a row
     "t_rows_reduce_mat2mul_mat2u",  # along rows, in column order
     "t_cols_reduce_sum_f32",  # down columns, chunks of rows
@@ -252,8 +253,8 @@ def sizes_for(inst):
         last = s.block * s.one_launch_totals * s.tile
         if last and (upto is None or last < upto):
             more += [last, last + 1]
-        if s.seg_warps:  # the spans' size limit: spans at it, tiles past it
-            more += [s.seg_warps.max_n, s.seg_warps.max_n + 1]
+        if s.seg_spans:  # the spans' size limit: spans at it, tiles past it
+            more += [s.seg_spans.max_n, s.seg_spans.max_n + 1]
     more = sorted({m for m in more if m <= 1 << 25})
     if not more:
         return listed
