@@ -23,8 +23,8 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "c8b1dcdefc9c04d0510f30a579752136656b5a241e17efd27e65ba5c4d3c86df",
-    "single_header": "d3a5c84d5df77f6e77b5ccafe3ccd989bf9f36824c641eb2a22638922131512c",
+    "sources": "e234114c0d455de83ef544b6dee5a82ccfbb207eb2925c0a2eb4f07b9654ac57",
+    "single_header": "8803b20124d4a6e743528331905993f4ae1073fba16b0e1a5c428e18b7fa7d59",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "a678d74c2f8f992114ee350ab038ba0541b3db5bf99e522363b7399111926a9d",
