@@ -226,7 +226,7 @@ class SegmentSpans:
     shifts: tuple  # ((largest n, shift), ...): up to n, the average counts 2^shift times
     long_rounds: int
     min_blocks: int  # a group kernel's resident blocks an SM asked of the compiler (0: its choice)
-    block: int = 256  # a group kernel's threads
+    block: int  # a group kernel's threads
 
     def long(self, lanes: int) -> int:
         """Elements past which a group of `lanes` lanes leaves its segment to the block."""
@@ -351,6 +351,7 @@ SEGMENT_SPAN_MAX_N = 1 << 22
 SEGMENT_SPAN_SHIFTS = ((1 << 17, 2), (1 << 21, 1))
 SEGMENT_SPAN_BYTES = 32
 SEGMENT_SPAN_LONG = 4
+SEGMENT_SPAN_BLOCK = 256  # a group kernel's threads
 
 
 def segment_spans(op):
@@ -371,7 +372,8 @@ def segment_spans(op):
         long_rounds=SEGMENT_SPAN_LONG,
         # a full SM for 4-byte accumulators: left to itself, ptxas took 38 registers (6 blocks an
         # SM), and with a cap of 32 it spills nothing; 8-byte ones spill 8-16 bytes at 32, so 6
-        min_blocks={1: TARGET.threads_per_sm // 256, 2: 6}.get(op.acc_type.words, 0),
+        min_blocks={1: TARGET.threads_per_sm // SEGMENT_SPAN_BLOCK, 2: 6}.get(op.acc_type.words, 0),
+        block=SEGMENT_SPAN_BLOCK,
     )
 
 

@@ -41,6 +41,25 @@ static __device__ __forceinline__ float fold4(float4 w, size_t e, size_t lo, siz
     return v;
 }
 
+// a lane's sum of elements lo .. hi - 1 taken by L lanes (`lane` its place among them) in 16-byte
+// words, U words loaded before any is folded (the input aligned and n a multiple of 4)
+template <int L, int U> static __device__ __forceinline__ float lane_sum(const float *in, size_t lo, size_t hi, unsigned int lane)
+{
+    float acc = 0.0f;
+    for (size_t c = lo / 4 * 4 + lane * 4; c < hi; c += (size_t)L * 4 * U) {
+        float4 w[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const size_t e = c + (size_t)u * L * 4;
+            w[u] = e < hi ? *(const float4 *)(in + e) : make_float4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            acc += fold4(w[u], c + (size_t)u * L * 4, lo, hi);
+    }
+    return acc;
+}
+
 // G lanes a segment, U 16-byte words a lane loaded before any is folded
 template <int G, int U, bool PDL>
 __global__ void __launch_bounds__(256) k_group(const float *in, size_t n, const int *off, size_t ns, float *out)
@@ -56,18 +75,7 @@ __global__ void __launch_bounds__(256) k_group(const float *in, size_t n, const 
         lo = a < b ? a : b;
         hi = b;
     }
-    float acc = 0.0f;
-    for (size_t c = lo / 4 * 4 + gl * 4; c < hi; c += (size_t)G * 4 * U) {
-        float4 w[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const size_t e = c + (size_t)u * G * 4;
-            w[u] = e < hi ? *(const float4 *)(in + e) : make_float4(0, 0, 0, 0);
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-            acc += fold4(w[u], c + (size_t)u * G * 4, lo, hi);
-    }
+    float acc = lane_sum<G, U>(in, lo, hi, gl);
 #pragma unroll
     for (int o = G / 2; o > 0; o /= 2)
         acc += __shfl_xor_sync(0xffffffffu, acc, o);
@@ -86,18 +94,7 @@ __global__ void __launch_bounds__(B) k_block(const float *in, size_t n, const in
     size_t a = (size_t)off[s], b = (size_t)off[s + 1];
     b = b < n ? b : n;
     const size_t lo = a < b ? a : b, hi = b;
-    float acc = 0.0f;
-    for (size_t c = lo / 4 * 4 + threadIdx.x * 4; c < hi; c += (size_t)B * 4 * U) {
-        float4 w[U];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const size_t e = c + (size_t)u * B * 4;
-            w[u] = e < hi ? *(const float4 *)(in + e) : make_float4(0, 0, 0, 0);
-        }
-#pragma unroll
-        for (int u = 0; u < U; ++u)
-            acc += fold4(w[u], c + (size_t)u * B * 4, lo, hi);
-    }
+    float acc = lane_sum<B, U>(in, lo, hi, threadIdx.x);
 #pragma unroll
     for (int o = 16; o > 0; o /= 2)
         acc += __shfl_xor_sync(0xffffffffu, acc, o);
