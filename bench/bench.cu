@@ -687,7 +687,7 @@ static void time_seg(Bench &b, int lg, Op &gen, Op &ref, Op &copy, SegResult &r)
 }
 
 // lengths: "avgK" (1..2K-1, e.g. avg1000: 1..1999), "1..16", "ones", "one" (a single segment),
-// "power" (2^(17u))
+// "power" (2^(17u)), "giant" (1..16 with one segment of n/2 from n/4 on)
 static std::vector<int> segment_starts(size_t n, const std::string &dist)
 {
     std::vector<int> starts;
@@ -701,6 +701,7 @@ static std::vector<int> segment_starts(size_t n, const std::string &dist)
         else if (dist == "1..16") len = 1 + state % 16;
         else if (dist == "ones") len = 1;
         else if (dist == "one") len = n;
+        else if (dist == "giant") len = p >= n / 4 && p < n / 4 + 16 ? n / 2 : 1 + state % 16;
         else len = (size_t)std::pow(2.0, (double)(state >> 11) * (17.0 / 9007199254740992.0));
         p += len;
     }
@@ -1130,7 +1131,7 @@ int main(int argc, char **argv)
     }
 #endif
     if (wanted(only, "segmented")) {
-        const std::vector<std::string> dists = {"avg1000", "1..16", "ones", "one", "power"};
+        const std::vector<std::string> dists = {"avg1000", "1..16", "ones", "one", "power", "giant"};
         for (int lg : quick ? std::vector<int>{20, 28} : std::vector<int>{20, 24, 28})
             run_segreduce_rows(b, lg, dists);
         for (int lg : quick ? std::vector<int>{20, 27} : std::vector<int>{20, 24, 27})

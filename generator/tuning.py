@@ -216,7 +216,8 @@ class SegmentSpans:
     gives G, then a block of B threads a segment (`blocks`, likewise), past the last bound of
     `blocks` (unshifted) the tiles.  A lane folds 16-byte words of `vec` elements (one element
     where they are not whole), `unroll` words loaded before any is folded; a group's segment longer
-    than `long_rounds` of its rounds is left to its block's threads together.  No workspace."""
+    than `long_rounds` of its rounds is left to its block's threads together.  Past `split_n`
+    elements, a segment longer than a chunk is split across blocks (the only use of the workspace)."""
 
     vec: int
     unroll: int
@@ -227,6 +228,11 @@ class SegmentSpans:
     long_rounds: int
     min_blocks: int  # a group kernel's resident blocks an SM asked of the compiler (0: its choice)
     block: int  # a group kernel's threads
+    split_n: int  # past this many elements, segments longer than `chunk` are split across blocks
+    chunk: int  # elements a chunk of the split (a power of two)
+    split_block: int  # the split kernel's threads
+    split_grid: int  # ... and its most blocks
+    min_avg: int  # past split_n elements, segments averaging less keep the tiles
 
     def long(self, lanes: int) -> int:
         """Elements past which a group of `lanes` lanes leaves its segment to the block."""
@@ -339,13 +345,28 @@ def scan_shape(inst) -> ScanShape:
 # 41 / 38 (CUB 9043 / 2440 / 170 / 36 / 27 / 32); from a graph at 2^20 averaging 1000 / 4096 2.29 /
 # 2.68 us against CUB's 2.56 / 3.29 (tiles 3.5 / 6.7).  Few and long segments keep the tiles, which
 # split any lengths evenly (one segment of n).
-# The pick sees only the average: one very long segment among short ones is folded by one block,
-# as in CUB's block a segment (a review, 2^22 elements: one segment of 2^22 - 65535 among 65535
-# empty ones 919 us against 107 in tiles).  Splitting long segments across blocks is still open,
-# and holds SEGMENT_SPAN_MAX_N at 2^22 though the spans beat the tiles and CUB at 2^24.
+# The pick sees only the average: up to SEGMENT_SPAN_SPLIT_N elements one very long segment among
+# short ones is folded by one block, as in CUB's block a segment (a review, 2^22 elements: one
+# segment of 2^22 - 65535 among 65535 empty ones 919 us against 107 in tiles).  Past it, the kernels
+# leave every segment longer than a chunk of SEGMENT_SPAN_CHUNK_BYTES to a second kernel (the
+# split: a block a chunk's piece, at most SEGMENT_SPAN_SPLIT_GRID blocks of SEGMENT_SPAN_SPLIT_BLOCK,
+# the last block of a segment folding its pieces in order), so that no block folds more than a chunk.
+# With the split the spans run at every size (bench/results/h100-2026-11-24-segsplit.txt, per call
+# against CUB): at 2^24 averages 1000 / 4096 / 16384 1.32 / 1.02 / 1.06x (the tiles: 0.82 / 0.67 /
+# 0.83x) and power-law lengths 1.67x; at 2^28 1.43 / 1.02 / 1.03x and power law 1.01x (tiles 0.92x);
+# one segment of n/2 among 1..16 at 2^28 in 541 us.  The split from 2^15 elements instead cost about 2
+# us a call at 2^16-2^20 (graph: averages 256-4096 at 2^20 0.60-0.99x CUB), though it took one segment
+# of n/2 at 2^20 from 108 us (CUB: 112) to 13.6.
 SEGMENT_SPAN_LANES = ((11, 1), (23, 2), (47, 4), (95, 8), (191, 16), (767, 32))
 SEGMENT_SPAN_BLOCKS = ((2047, 128), (8191, 256), (32767, 512))
-SEGMENT_SPAN_MAX_N = 1 << 22
+SEGMENT_SPAN_MAX_N = 1 << 40
+SEGMENT_SPAN_SPLIT_N = 1 << 22
+SEGMENT_SPAN_CHUNK_BYTES = 128 << 10
+SEGMENT_SPAN_SPLIT_BLOCK = 512
+SEGMENT_SPAN_SPLIT_GRID = 1024
+# Past the split's size, segments averaging less than this keep the tiles: all of length 1 at 2^28
+# took 2075 us by a lane a segment against 1554 in tiles, while 1..16 took 527 against 603
+SEGMENT_SPAN_MIN_AVG = 2
 # On small inputs a segment takes more lanes than its average asks (the GPU is short of work, and a
 # group's rounds are round trips one after another): up to n, the average counts 2^shift times
 SEGMENT_SPAN_SHIFTS = ((1 << 17, 2), (1 << 21, 1))
@@ -374,6 +395,12 @@ def segment_spans(op):
         # SM), and with a cap of 32 it spills nothing; 8-byte ones spill 8-16 bytes at 32, so 6
         min_blocks={1: TARGET.threads_per_sm // SEGMENT_SPAN_BLOCK, 2: 6}.get(op.acc_type.words, 0),
         block=SEGMENT_SPAN_BLOCK,
+        split_n=SEGMENT_SPAN_SPLIT_N,
+        # a power of two (one at least: an element past 128 KiB still takes a chunk of one)
+        chunk=1 << max(0, (SEGMENT_SPAN_CHUNK_BYTES // size).bit_length() - 1),
+        split_block=SEGMENT_SPAN_SPLIT_BLOCK,
+        split_grid=SEGMENT_SPAN_SPLIT_GRID,
+        min_avg=SEGMENT_SPAN_MIN_AVG,
     )
 
 

@@ -23,8 +23,8 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "e234114c0d455de83ef544b6dee5a82ccfbb207eb2925c0a2eb4f07b9654ac57",
-    "single_header": "8803b20124d4a6e743528331905993f4ae1073fba16b0e1a5c428e18b7fa7d59",
+    "sources": "cb0707688440f3f5ee5812600bdf3d6ff09d4df55b17eb689ad13a4a3fd38213",
+    "single_header": "9b4f24651e48eb70c046e933a0cb7a48939f92d65cc1662647a6f3405ad18588",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "a678d74c2f8f992114ee350ab038ba0541b3db5bf99e522363b7399111926a9d",

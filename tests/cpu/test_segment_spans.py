@@ -1,7 +1,11 @@
 """Segmented reduce by offsets by spans (tuning.SegmentSpans): up to SEGMENT_SPAN_MAX_N elements,
 segments averaging up to the last block bound take a group of lanes or a block each instead of
-tiles, picked by the host from n and n_segments; operators of several inputs keep their tiles.  (The GPU test runs
-every distribution of segment lengths on both sides of each pick and of the size limit.)"""
+tiles, picked by the host from n and n_segments; past SEGMENT_SPAN_SPLIT_N elements a segment
+longer than a chunk is split across blocks; operators of several inputs keep their tiles.  (The GPU
+test runs every distribution of segment lengths on both sides of each pick, of the size limit and
+of the split's.)"""
+
+from pathlib import Path
 
 from assocgen import emit, tuning
 from assocgen.spec import parse
@@ -17,7 +21,9 @@ def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
     spec = parse({"prefix": "q", "segreduce": [{"op": "sum", "type": "f32"}]}, "s.toml")
     sp = tuning.segment_spans(spec.instances[0].op)
     most = tuning.SEGMENT_SPAN_BLOCKS[-1][0]
-    assert f"if (n <= {tuning.SEGMENT_SPAN_MAX_N} && n / n_segments <= {most}) {{" in src
+    split, least = tuning.SEGMENT_SPAN_SPLIT_N, tuning.SEGMENT_SPAN_MIN_AVG
+    avg = "n / n_segments"
+    assert f"if (n <= {tuning.SEGMENT_SPAN_MAX_N} && {avg} <= {most} && (n <= {split} || {avg} >= {least}))" in src
     # a table of the kernels by average length, one for each group size and block size
     k = "q_k_segreduce_sum_f32_oi32_b256_t32"
     for bound, lanes in tuning.SEGMENT_SPAN_LANES:
@@ -38,8 +44,37 @@ def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
     # a group's long segment goes to the block, checked once a block with one barrier
     assert f"const int is_long = hi - lo > {sp.long(8)};" in src
     assert "if (!__syncthreads_or(is_long))" in src
-    # no workspace on this path: the launch comes before the tiles' workspace is touched
+    # no workspace on this path but the split's: the launch comes before the tiles' workspace is touched
     assert src.index("spans[k].kernel, d_in, n") < src.index("const int one_launch")
+
+
+def test_past_the_split_size_long_segments_go_to_the_split_kernel():
+    src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
+    spec = parse({"prefix": "q", "segreduce": [{"op": "sum", "type": "f32"}]}, "s.toml")
+    sp = tuning.segment_spans(spec.instances[0].op)
+    c, k = sp.chunk, "q_k_segreduce_sum_f32_oi32_b256_t32"
+    assert c == 32768 and c & (c - 1) == 0  # 128 KiB of floats, a power of two
+    # the workspace grows by the split's past its size only, after the tiles' on 16 bytes
+    assert f"return n > {sp.split_n} ? (bytes + 15) / 16 * 16 + ag_span_split_bytes(n) : bytes;" in src
+    # below it the kernels get no split (NULL), past it a second launch
+    assert f"unsigned int *split = n > {sp.split_n} ? " in src
+    assert f"(unsigned int)(chunks < {sp.split_grid} ? chunks : {sp.split_grid}), {sp.split_block}, stream);" in src
+    assert f"__launch_bounds__({sp.split_block}) {k}_split(" in src
+    # every group and block kernel leaves a segment longer than a chunk to it, marking its chunks
+    # (in each shape of the sized source)
+    shapes = src.count("_split(const float *__restrict__ in")
+    assert shapes >= 1
+    assert src.count(f"if (split != NULL && end - first > {c}) {{") == shapes * len(sp.lanes)
+    assert src.count(f"if (split != NULL && hi - lo > {c}) {{") == shapes * len(sp.blocks)
+    # another function's data in the workspace: a mark counts only where its segment bears it out,
+    # and the marking kernel zeroes the segment's counter
+    assert f"if (hi - lo > {c} && (k == 0 ? lo <= h * {c} && h * {c} < hi : lo > h * {c} && lo < (h + 1) * {c}))" in src
+    assert f"ag_span_counts(split, ag_span_chunks(n))[lo / {c}] = 0;" in src
+    # the last block of a segment folds its pieces in chunk order and zeroes its counter
+    assert '"atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(done) : "l"(counts + c0) : "memory");' in src
+    assert f"ag_span_pieces(slots, c0, lo % {c} != 0, pieces, lane, warp, {sp.split_block // 32}, folds);" in src
+    # a chunk is never shorter than what a group leaves to its block (the marks are written there)
+    assert all(sp.long(g) <= c for _, g in sp.lanes)
 
 
 def test_a_non_commutative_operator_folds_each_round_in_lane_order():
@@ -84,3 +119,9 @@ def test_an_operator_of_several_inputs_keeps_its_tiles():
     }
     src = _render({"op": "dot"}, **spec)["q_segreduce_dot_f32.cu"]
     assert "_warps" not in src and "ag_span" not in src
+
+
+def test_the_gpu_drivers_workspace_header_is_the_generators():
+    # the GPU test fills the workspace past its header with other data, as the contract allows
+    driver = (Path(__file__).parents[1] / "gpu" / "driver.cuh").read_text()
+    assert f"static const size_t kWorkHeader = {tuning.SLOT0 * 4};" in driver

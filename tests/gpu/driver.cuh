@@ -104,6 +104,7 @@ struct Stats { int passed = 0, failed = 0; };
 // elements, one per size, so that compute-sanitizer's memcheck sees any access past the caller's
 // last element (the sanitizer runs use it)
 static bool g_exact = false;
+static size_t g_from = 0;   // --from N: the segmented reduces and reduces by key at sizes from N only
 
 // The header's workspace contract: each call leaves the ticket counter (word 0) at zero, so that
 // any function of the header may use the workspace next
@@ -113,6 +114,9 @@ static bool counter_zero(const void *work) {
     CK(cudaMemcpy(&c, work, 4, cudaMemcpyDeviceToHost));
     return c == 0;
 }
+
+// the workspace's header, zero between calls (tuning.SLOT0 32-bit words); past it, any data
+static const size_t kWorkHeader = 256;
 
 // A device buffer pair and a zeroed workspace sized for the largest n.
 struct Buffers {
@@ -367,8 +371,13 @@ void run_rows_scan(RowsScanFn<In, Out> fn, Case c, bool quick, Stats &st, bool e
 // offsets only, one for each group size of a segmented reduce by spans (tuning.SEGMENT_SPAN_LANES):
 // 6..10: 1..2K-1 for K = 16, 32, 64, 128, 256 (2, 4, 8, 16 and 32 lanes a segment); 11: 1..4 with
 // one in 256 of 300..3000 (a lane a segment, its long ones to the block)
-static const char *const DIST_NAMES[] = {"1..16", "ones",   "one",    "power",   "1..3000", "empties",
-                                         "avg16", "avg32", "avg64", "avg128", "avg256",  "spikes"};
+// past 2^22 elements (where a segmented reduce by spans splits segments longer than a chunk across
+// blocks, tuning.SEGMENT_SPAN_SPLIT_N): 12: 1..16 with one in 64 of 40000..2^21 (a block a segment,
+// some split); 13: 1..4 with one in 4096 of 10^5..4 10^5 (8 lanes a segment, the long ones split)
+static const char *const DIST_NAMES[] = {"1..16", "ones",   "one",    "power",   "1..3000", "empties", "avg16",
+                                         "avg32", "avg64",  "avg128", "avg256",  "spikes",  "giants",  "rare giants"};
+// the distributions past 2^22 elements: by offsets 1..16, power, one, giants, rare giants; else the first two
+static int big_dist(int dist) { static const int d[] = {0, 3, 2, 12, 13}; return d[dist]; }
 static std::vector<size_t> segment_lengths(size_t n, int dist, uint64_t seed, bool allow_empty) {
     Rng r(seed * 31 + (uint64_t)dist);
     std::vector<size_t> len;
@@ -383,6 +392,8 @@ static std::vector<size_t> segment_lengths(size_t n, int dist, uint64_t seed, bo
         case 4: l = 1 + r.next() % 3000; break;   // averaging 1500: a block a segment up to 2^22
         case 6: case 7: case 8: case 9: case 10: l = 1 + r.next() % ((32u << (dist - 6)) - 1); break;
         case 11: l = r.next() % 256 ? 1 + r.next() % 4 : 300 + r.next() % 2701; break;
+        case 12: l = r.next() % 64 ? 1 + r.next() % 16 : 40000 + r.next() % 2000000; break;
+        case 13: l = r.next() % 4096 ? 1 + r.next() % 4 : 100000 + r.next() % 300000; break;
         default: { uint64_t u = r.next() % 16; l = u < 8 ? 0 : u < 15 ? 1 + u % 3 : 1000 + r.next() % 5000; }
         }
         if (!allow_empty && l == 0) l = 1;
@@ -564,13 +575,14 @@ void run_segments_impl(const char *name, size_t (*work_bytes)(size_t), std::func
     CK(cudaMalloc(&dev_count, sizeof(size_t)));
     for (size_t si = 0; si < sizes.size(); ++si) {
         const size_t n = sizes[si];
+        if (n < g_from) continue;
         std::vector<In> h(n + 1);
         c.gen(h, seed_for(name, si));
         CK(cudaMemcpy(b.in, h.data(), n * sizeof(In), cudaMemcpyHostToDevice));
         bool ok = true;
-        const int dists = n > (1u << 22) ? 2 : by_key ? 5 : 12;
+        const int dists = n > (1u << 22) ? (by_key ? 2 : 5) : by_key ? 5 : 12;
         for (int dist = 0; dist < dists && ok; ++dist) {
-            const int d = n > (1u << 22) ? (dist == 0 ? 0 : 3) : dist;
+            const int d = n > (1u << 22) ? big_dist(dist) : dist;
             std::vector<size_t> len = segment_lengths(n, d, seed_for(name, si), !by_key);
             // by key: the keys of each element; by offsets: the m+1 offsets (first one not 0 now and then)
             std::vector<K> kv;
@@ -610,6 +622,13 @@ void run_segments_impl(const char *name, size_t (*work_bytes)(size_t), std::func
             std::vector<Out> got(outs + 1), again(outs + 1);
             std::vector<K> got_keys(outs + 1);
             for (int rep = 0; rep < 2 && ok; ++rep) {
+                if (rep == 1 && !by_key && n > (1u << 22) && b.work_bytes > kWorkHeader) {
+                    // the contract keeps only the header zero between calls: another function's
+                    // data past it, here segment numbers that fit this call's, must not count
+                    std::vector<size_t> junk((b.work_bytes - kWorkHeader) / sizeof(size_t));
+                    for (size_t j = 0; j < junk.size(); ++j) junk[j] = (j * 7919) % (m + 2);
+                    CK(cudaMemcpy((char *)b.work + kWorkHeader, junk.data(), junk.size() * sizeof(size_t), cudaMemcpyHostToDevice));
+                }
                 CK(cudaMemset(b.out, 0xAB, (outs + 1) * sizeof(Out)));
                 CK(cudaMemset(dev_count, 0xAB, sizeof(size_t)));
                 cudaError_t e = call((const In *)b.in, dev_k, n, m, (Out *)b.out, dev_uk, dev_count, b.work, b.work_bytes);

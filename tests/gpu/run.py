@@ -237,8 +237,8 @@ def sizes_for(inst):
     """Every size up to 2^28 for the main reduce instances and a spread of scans; sweeps stay small;
     a scan of several shapes by n also just below, at and above each of its thresholds; a segmented
     reduce by offsets at its thresholds too, at the most tiles of each shape's one launch and one
-    element past, and at the spans' size limit and one past (up to 2^25; past 2^21 only without
-    --quick)."""
+    element past, and at the spans' size limit and one past, and where they begin to split long
+    segments and one past (up to 2^25; past 2^21 only without --quick)."""
     sizes = tuning.size_shapes(inst)
     if sizes and inst.primitive in ("scan", "exscan"):
         return "edges"
@@ -253,8 +253,8 @@ def sizes_for(inst):
         last = s.block * s.one_launch_totals * s.tile
         if last and (upto is None or last < upto):
             more += [last, last + 1]
-        if s.seg_spans:  # the spans' size limit: spans at it, tiles past it
-            more += [s.seg_spans.max_n, s.seg_spans.max_n + 1]
+        if s.seg_spans:  # the spans' size limit (spans at it, tiles past it) and their split's
+            more += [s.seg_spans.max_n, s.seg_spans.max_n + 1, s.seg_spans.split_n, s.seg_spans.split_n + 1]
     more = sorted({m for m in more if m <= 1 << 25})
     if not more:
         return listed
@@ -276,6 +276,7 @@ def write_main(spec, header):
         '        else if (!std::strcmp(argv[i], "--no-big")) big = false;',
         '        else if (!std::strcmp(argv[i], "--exact")) g_exact = true;',
         '        else if (!std::strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];',
+        '        else if (!std::strcmp(argv[i], "--from") && i + 1 < argc) g_from = std::strtoull(argv[++i], nullptr, 10);',
         "    }",
         f"    std::vector<size_t> sizes = {{{', '.join(f'(size_t){n}' for n in SMALL)}}};",
         "    const std::vector<size_t> small = sizes;  // block/tile sweeps: small sizes only",
