@@ -233,6 +233,7 @@ class SegmentSpans:
     split_block: int  # the split kernel's threads
     split_grid: int  # ... and its most blocks
     min_avg: int  # past split_n elements, segments averaging less keep the tiles
+    pdl_min_n: int  # the span kernels launch with PDL only past this many elements (0: always)
 
     def long(self, lanes: int) -> int:
         """Elements past which a group of `lanes` lanes leaves its segment to the block."""
@@ -367,6 +368,11 @@ SEGMENT_SPAN_SPLIT_GRID = 1024
 # Past the split's size, segments averaging less than this keep the tiles: all of length 1 at 2^28
 # took 2075 us by a lane a segment against 1554 in tiles, while 1..16 took 527 against 603
 SEGMENT_SPAN_MIN_AVG = 2
+# The span kernels launch with PDL only past this many elements (0: always).  From a graph, cold
+# (bench/results/h100-2026-11-24-segspans-pdl.txt), PDL at 2^16 took averages 16 / 64 / 128 / 256 /
+# 1000 to 2.70 / 2.71 / 2.17 / 2.27 / 2.27 us against 1.83 / 1.78 / 1.91 / 1.78 / 1.78 without
+# (CUB 4.55 / 1.99 / 1.69 / 1.63 / 2.04); at 2^20 it saves 0.2-0.4 us (avg16 3.54 against 3.90)
+SEGMENT_SPAN_PDL_MIN_N = 1 << 17
 # On small inputs a segment takes more lanes than its average asks (the GPU is short of work, and a
 # group's rounds are round trips one after another): up to n, the average counts 2^shift times
 SEGMENT_SPAN_SHIFTS = ((1 << 17, 2), (1 << 21, 1))
@@ -401,6 +407,7 @@ def segment_spans(op):
         split_block=SEGMENT_SPAN_SPLIT_BLOCK,
         split_grid=SEGMENT_SPAN_SPLIT_GRID,
         min_avg=SEGMENT_SPAN_MIN_AVG,
+        pdl_min_n=SEGMENT_SPAN_PDL_MIN_N,
     )
 
 
@@ -422,6 +429,11 @@ SCAN_SIZE_SHAPES = ((1 << 13, 256, 16), (1 << 17, 256, 8), (1 << 21, None, None)
 # with one segment, 6.0 against 6.6 power-law, 10.9 against 13.4 with 1..16; at 2^16 4.5 against
 # 5.2 (averaging 1000) and 3.6 against 4.3 (one).  Past 2^21 its tiles pass one launch's count.
 SEGMENT_SIZE_SHAPES = ((1 << 21, 256, 8),)
+# A segmented scan (flags or keys) of 4-byte elements takes 256 x 16 tiles up to 2^21 elements, more
+# tiles where the default 256 x 28 leaves the GPU short of work (bench/results/
+# h100-2026-11-24-segscan-sizes.txt, by keys, cold): at 2^20 from a graph 9.34 us against 11.8
+# (Thrust 7.8), per call 0.95-0.97x Thrust against 0.89x; 256 x 8 took 9.5, 256 x 4 11.5
+SEGSCAN_SIZE_SHAPES = ((1 << 21, 256, 16),)
 
 
 def size_shapes(inst) -> list:
@@ -441,6 +453,8 @@ def size_shapes(inst) -> list:
         Primitive.SCAN: SCAN_SIZE_SHAPES,
         Primitive.EXSCAN: SCAN_SIZE_SHAPES,
         Primitive.SEGREDUCE: SEGMENT_SIZE_SHAPES,
+        Primitive.SEGSCAN: SEGSCAN_SIZE_SHAPES,
+        Primitive.EXSEGSCAN: SEGSCAN_SIZE_SHAPES,
     }.get(inst.primitive)
     if table is None:
         return []

@@ -23,8 +23,8 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "cb0707688440f3f5ee5812600bdf3d6ff09d4df55b17eb689ad13a4a3fd38213",
-    "single_header": "9b4f24651e48eb70c046e933a0cb7a48939f92d65cc1662647a6f3405ad18588",
+    "sources": "9476019ca9504ee7884c1e6fda56012ae4e6d8eb0dc86c0a13030bde0a4937b6",
+    "single_header": "c871d327382ec456ac9a0149a8eca132733187f1e4f2e24e999d3d61514388b5",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "a678d74c2f8f992114ee350ab038ba0541b3db5bf99e522363b7399111926a9d",

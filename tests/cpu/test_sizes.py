@@ -53,10 +53,24 @@ def test_a_shape_the_spec_gives_or_another_form_keeps_one():
     for name in ("q_given_items", "q_given_block", "q_given_occupancy", "q_scan_sum_f64", "q_scan_sum_u8"):
         assert "namespace ag_s0" not in files[f"{name}.cu"], name
     assert "namespace ag_s0" not in files["q_scan_argmin_f32.cu"]  # an 8-byte accumulator
-    seg = emit.render(parse({"prefix": "q", "segscan": [{"op": "sum", "type": "f32"}]}, "s"), "q.h")
-    assert "namespace ag_s0" not in seg["q_segscan_sum_f32.cu"]
     across = _render({"op": "sum", "type": "f32"}, nccl=True)
     assert "namespace ag_s0" not in across["q_scan_sum_f32.cu"] and "by n" not in across["q.h"]
+
+
+def test_a_segmented_scan_takes_smaller_tiles_up_to_2_21():
+    # flags or keys, inclusive or exclusive: 256 x 16 up to 2^21 (tuning.SEGSCAN_SIZE_SHAPES), then its default
+    spec = {
+        "prefix": "q",
+        "segscan": [{"op": "sum", "type": "f32"}, {"op": "sum", "type": "f32", "heads": "keys", "key": "i32"}],
+    }
+    seg = emit.render(parse(spec, "s"), "q.h")
+    ((upto, block, items),) = tuning.SEGSCAN_SIZE_SHAPES
+    for name, text in seg.items():
+        if name.endswith(".cu"):
+            assert "namespace ag_s1" in text and "namespace ag_s2" not in text, name
+            assert f"if (n <= {upto})" in text and f"_b{block}_t{items}" in text, name
+    one = emit.render(parse({"prefix": "q", "segscan": [{"op": "sum", "type": "f32", "items": 8}]}, "s"), "q.h")
+    assert "namespace ag_s0" not in one["q_segscan_sum_f32.cu"]  # a shape the spec gives
 
 
 def test_the_workspace_grows_with_n(tmp_path, nvcc):
