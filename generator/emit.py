@@ -274,7 +274,8 @@ SCAN_TITLES = {
 HEADS_DOC = {
     Heads.FLAGS: "a nonzero flag starts one; the first starts at element 0",
     Heads.KEYS: "a run of equal keys is one",
-    Heads.OFFSETS: "segment s is [offsets[s], offsets[s+1]); an empty one gives the identity",
+    Heads.OFFSETS: "segment s is [offsets[s], offsets[s+1]), the segments in order and not overlapping"
+    " (offsets[s+1] before offsets[s]: empty); an empty one gives the identity",
 }
 
 

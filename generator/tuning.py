@@ -389,6 +389,10 @@ def segment_spans(op):
     size = op.in_type.size
     vec = 16 // size if size in (1, 2, 4, 8) else 1
     unroll = max(1, min(8, SEGMENT_SPAN_BYTES // (vec * size)))
+    # a power of two, and never shorter than what a group leaves to its block (a longer segment a
+    # group folded would go unmarked); 128 KiB of elements where that is longer
+    longest = SEGMENT_SPAN_LONG * unroll * SEGMENT_SPAN_LANES[-1][1] * vec
+    chunk = 1 << max((SEGMENT_SPAN_CHUNK_BYTES // size).bit_length() - 1, (longest - 1).bit_length())
     return SegmentSpans(
         vec,
         unroll,
@@ -402,8 +406,7 @@ def segment_spans(op):
         min_blocks={1: TARGET.threads_per_sm // SEGMENT_SPAN_BLOCK, 2: 6}.get(op.acc_type.words, 0),
         block=SEGMENT_SPAN_BLOCK,
         split_n=SEGMENT_SPAN_SPLIT_N,
-        # a power of two (one at least: an element past 128 KiB still takes a chunk of one)
-        chunk=1 << max(0, (SEGMENT_SPAN_CHUNK_BYTES // size).bit_length() - 1),
+        chunk=chunk,
         split_block=SEGMENT_SPAN_SPLIT_BLOCK,
         split_grid=SEGMENT_SPAN_SPLIT_GRID,
         min_avg=SEGMENT_SPAN_MIN_AVG,

@@ -23,12 +23,12 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "9476019ca9504ee7884c1e6fda56012ae4e6d8eb0dc86c0a13030bde0a4937b6",
-    "single_header": "c871d327382ec456ac9a0149a8eca132733187f1e4f2e24e999d3d61514388b5",
+    "sources": "18ac7719db26ce6d73aba253d0ef0746643e33b0f7f61b84a2b9984bd1453799",
+    "single_header": "606c11af6365b06e1fdd92683fb9d3ad6fc4963326742ebfd45f9f845ebda72e",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "a678d74c2f8f992114ee350ab038ba0541b3db5bf99e522363b7399111926a9d",
-    "inputs": "6c85451e3131bca36584a8cf65713a121a17b35e9ea1323f52f15b87b13ae242",
+    "inputs": "45f62ee60d9447b632a7cad082127a26fcf5847cb8e3ccc7964c945efba54017",
     "tuned": "2f2a6685cddc802a663524863b6be2fb23224ef0edc15ca8197821fd678580dd",
 }
 

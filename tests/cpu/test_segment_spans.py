@@ -6,6 +6,7 @@ test runs every distribution of segment lengths on both sides of each pick, of t
 of the split's.)"""
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from assocgen import emit, tuning
 from assocgen.spec import parse
@@ -127,3 +128,12 @@ def test_the_gpu_drivers_workspace_header_is_the_generators():
     # the GPU test fills the workspace past its header with other data, as the contract allows
     driver = (Path(__file__).parents[1] / "gpu" / "driver.cuh").read_text()
     assert f"static const size_t kWorkHeader = {tuning.SLOT0 * 4};" in driver
+
+
+def test_a_chunk_is_a_power_of_two_never_shorter_than_a_groups_long_segment():
+    # else a segment longer than a chunk that its group folds would go unmarked past the split's size
+    for size in (1, 2, 4, 8, 12, 16, 36, 600, 1024, 200000):
+        op = SimpleNamespace(inputs=(), in_type=SimpleNamespace(size=size), acc_type=SimpleNamespace(words=1))
+        sp = tuning.segment_spans(op)
+        assert sp.chunk & (sp.chunk - 1) == 0, size
+        assert all(sp.long(g) <= sp.chunk for _, g in sp.lanes), size
