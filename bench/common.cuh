@@ -1,9 +1,11 @@
-// What the benchmark programs share (bench/transpose, bench/matmul, bench/rows): a CUDA call
-// checked, a median time a call, and a workspace that grows to the largest asked for.
+// What the benchmark programs share (bench/transpose, bench/matmul, bench/rows, bench/trace): a
+// CUDA call checked, a median time a call, a workspace that grows to the largest asked for, and a
+// hash for data that is a pure function of its index.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -55,4 +57,13 @@ static void *bench_workspace(size_t bytes)
         have = bytes;
     }
     return w;
+}
+
+// splitmix64: data that is a pure function of its index, on the host or the device
+__host__ __device__ static inline uint64_t mix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
 }

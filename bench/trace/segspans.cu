@@ -15,13 +15,6 @@
 #include "bench.h"
 #include "../common.cuh"
 
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
 
 static cudaStream_t g_stream = 0;  // where the calls go: 0, or the stream being captured
 
@@ -171,7 +164,7 @@ int main(int argc, char **argv)
     CHECK(cudaMalloc(&off, (max_n + 1) * 4));
     std::vector<float> h(max_n);
     for (size_t i = 0; i < max_n; ++i)
-        h[i] = (float)((mix(i) >> 40) % 1000) / 64.0f - 7.0f;
+        h[i] = (float)((mix64(i) >> 40) % 1000) / 64.0f - 7.0f;
     CHECK(cudaMemcpy(in, h.data(), max_n * 4, cudaMemcpyHostToDevice));
     void *cub_tmp = nullptr, *work = nullptr;
     size_t cub_bytes = 0, work_bytes = 0;
@@ -218,7 +211,7 @@ int main(int argc, char **argv)
             uint64_t state = 12345 + lg * 131 + avg;
             for (size_t q = 0; q < n;) {
                 st.push_back((int)q);
-                state = mix(state);
+                state = mix64(state);
                 q += 1 + state % (2 * avg - 1);
             }
             const size_t ns = st.size();
