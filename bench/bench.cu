@@ -976,15 +976,16 @@ static void write_csv(const char *path)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: bench [--quick] [--hot] [--no-graph] [--only reduce|scan|segmented|variants|segvariants|segavg]\n"
-               "             [--csv FILE]\n"
+    fprintf(f, "usage: bench [--quick] [--hot] [--no-graph] [--only reduce|scan|segmented|variants|segvariants|segavg|\n"
+               "             segsizes] [--csv FILE]\n"
                "  --quick     n = 2^12, 2^16, 2^20, 2^24, 2^28 only\n"
                "  --hot       one input buffer (inputs up to L2 size stay in L2); default: cold,\n"
                "              rotating over slices that span 4x the L2 size\n"
                "  --no-graph  skip the CUDA graph columns\n"
                "  --only KIND only the rows of one kind (reduce, scan, segmented), or other shapes (variants,\n"
                "              segvariants: the segmented reduce from 2^16 to 2^24; segavg: the segmented\n"
-               "              reduce by average segment length, 16 to 16384, and power-law)\n"
+               "              reduce by average segment length, 16 to 16384, and power-law; segsizes:\n"
+               "              the segmented rows from 2^12 to 2^18)\n"
                "  --csv FILE  also write the results as CSV\n");
 }
 
@@ -1130,6 +1131,12 @@ int main(int argc, char **argv)
         AB_ROWS
     }
 #endif
+    if (only && strcmp(only, "segsizes") == 0) {   // the segmented rows at small and medium n
+        for (int lg : {12, 14, 16, 18}) {
+            run_segreduce_rows(b, lg, {"avg128", "avg1000", "1..16", "power"});
+            run_segscan_rows(b, lg, {"1..16", "avg1000", "power"});
+        }
+    }
     if (wanted(only, "segmented")) {
         const std::vector<std::string> dists = {"avg1000", "1..16", "ones", "one", "power", "giant"};
         for (int lg : quick ? std::vector<int>{20, 28} : std::vector<int>{20, 24, 28})

@@ -47,7 +47,7 @@ def main(path: str, names=("after", "before")) -> None:
     missing = [r for r in RUNS if r not in runs]
     if missing:
         sys.exit(f"{path}: no run {', '.join(missing)}")
-    large, graphs = [], []
+    large, graphs, every = [], [], []
     print(
         f"{'row':44s} {a:>9s} {b:>9s} {'ratio':>6s} {'graph':>6s}"
         f" | {'vs CUB: ' + a:>14s} {b:>9s} {'graph ' + a:>12s} {b:>9s}"
@@ -62,6 +62,7 @@ def main(path: str, names=("after", "before")) -> None:
                 cub.append(f"{max(v):.2f}x" if None not in v else "-")
         g = [runs[r][row][1] for r in RUNS]
         gratio = min(g[1], g[3]) / min(g[0], g[2]) if None not in g else None
+        every.append(ratio)
         if re.search(r"2\^(2\d)\b", row):
             large.append(ratio)
         if gratio:
@@ -71,7 +72,10 @@ def main(path: str, names=("after", "before")) -> None:
             f"{row:44s} {best[a]:9.2f} {best[b]:9.2f} {ratio:6.3f} {gtext}"
             f" | {cub[0]:>14s} {cub[1]:>9s} {cub[2]:>12s} {cub[3]:>9s}"
         )
-    print(f"per call, n >= 2^20: min {min(large):.3f}, median {statistics.median(large):.3f} ({len(large)} rows)")
+    if large:
+        print(f"per call, n >= 2^20: min {min(large):.3f}, median {statistics.median(large):.3f} ({len(large)} rows)")
+    else:
+        print(f"per call, n < 2^20: min {min(every):.3f}, median {statistics.median(every):.3f} ({len(every)} rows)")
     if graphs:
         print(f"from a graph: min {min(graphs):.3f}, median {statistics.median(graphs):.3f} ({len(graphs)} rows)")
 

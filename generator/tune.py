@@ -1,12 +1,14 @@
 """`assocgen tune SPEC`: measure shapes on this machine's GPU and write a tuning file.
 
-For each instance whose shape the spec leaves to the generator (plain reduces and scans of one
-input), it generates every candidate shape (tuning.tune_candidates) as a function of its own,
-builds them with nvcc beside a measuring program (templates/tune/harness.cu.j2), checks every
-candidate against an in-order reference on random data, times each per call and replayed from a
-CUDA graph over a sweep of sizes, and picks a shape by size: at each size the fastest (the
-geometric mean of the two times), kept only where it beats the built-in shape for that size by
-more than MARGIN, with the thresholds between sizes at their geometric midpoints.  The file says
+For each instance whose shape the spec leaves to the generator (reduces and scans of one input,
+scans also segmented by flags or keys), it generates every candidate shape
+(tuning.tune_candidates) as a function of its own, builds them with nvcc beside a measuring
+program (templates/tune/harness.cu.j2), checks every candidate against an in-order reference on
+random data (segmented ones on random segments), times each per call and replayed from a
+CUDA graph (cold by default: the calls rotate over inputs spanning 4x the L2 cache, as the
+benchmark's; --hot: one input) over a sweep of sizes, and picks a shape by size: at each size the
+fastest (the geometric mean of the two times), kept only where it beats the built-in shape for
+that size by more than MARGIN, with the thresholds between sizes at their geometric midpoints.  The file says
 which GPU it was measured on; `assocgen SPEC --tuning FILE` generates with it.
 
 Exit codes as the generator's: 0 done, 2 a mistake in the spec or the command line, 1 anything
@@ -48,8 +50,8 @@ class _Parser(argparse.ArgumentParser):
 def parser():
     p = _Parser(
         prog="assocgen tune",
-        description="Measure the spec's reduces and scans in candidate shapes on this machine's GPU "
-        "and write a tuning file for `assocgen SPEC --tuning FILE`.",
+        description="Measure the spec's reduces and scans (segmented scans too) in candidate shapes on this "
+        "machine's GPU and write a tuning file for `assocgen SPEC --tuning FILE`.",
     )
     p.add_argument("spec", help="TOML spec file")
     p.add_argument("-o", "--out", default="tuning.toml", help="the tuning file to write (default: tuning.toml)")
@@ -58,6 +60,12 @@ def parser():
     )
     p.add_argument("--sizes", metavar="N,N,...", help="sizes to time (default: 2^12 to 2^28, every fourth power)")
     p.add_argument("--quick", action="store_true", help="few sizes (2^12, 2^16, 2^20) and small checks: a smoke run")
+    p.add_argument(
+        "--hot",
+        action="store_true",
+        help="time every call on one input, which stays in the L2 cache where it fits (default: cold, each call"
+        " on the next of inputs spanning 4x the L2 cache, as the benchmark times)",
+    )
     p.add_argument("--nvcc", default=os.environ.get("NVCC", "nvcc"), help="the CUDA compiler (default: $NVCC or nvcc)")
     p.add_argument("--arch", help="nvcc's -arch (default: that of this machine's GPU, e.g. sm_90)")
     p.add_argument(
@@ -217,7 +225,8 @@ def tune(argv) -> int:
     header = (
         f"assocgen tuning file, written by `assocgen tune` ({__version__}) from {Path(args.spec).name}\n"
         f"(spec {spec.digest}).  Give it to the generator: assocgen SPEC --tuning {Path(args.out).name}\n"
-        "Each shape: the first whose upto holds n; times per call and from a CUDA graph, in microseconds."
+        "Each shape: the first whose upto holds n; times per call and from a CUDA graph, in microseconds,"
+        + (" hot (one input)." if args.hot else " cold (inputs spanning 4x the L2 cache).")
     )
     try:
         tmp = out.with_name(out.name + ".tmp")
@@ -248,6 +257,11 @@ def harness_source(inst, cands, header, stamp=f"assocgen {__version__} tune") ->
             cands=cands,
             tolerance="1e-4" if inst.op.out_type.size <= 4 else "1e-10",
             fill_note=_fill_note(inst),
+            heads_note={
+                "flags": "a random nonzero flag on one element in 512, on average",
+                "keys": "in each 1024 elements a cut at a random place, each piece a random key (segments"
+                " average 512 elements; narrow keys may repeat, which joins two)",
+            }.get(inst.heads, ""),
         )
     )
 
@@ -300,7 +314,8 @@ def _measure(spec, chosen, sizes, checks, args, work):
         print(f"tune: measuring {inst.public_name} ({len(cands)} shapes)", file=sys.stderr)
         try:
             r = subprocess.run(
-                [str(work / f"harness{k}"), "check", *map(str, checks), "time", *map(str, sizes)],
+                [str(work / f"harness{k}"), "check", *map(str, checks), "time", *map(str, sizes)]
+                + (["hot"] if args.hot else []),
                 capture_output=True,
                 text=True,
             )

@@ -26,11 +26,13 @@ import tomllib
 from dataclasses import dataclass, replace
 
 from . import tuning
-from .model import Primitive
+from .model import Heads, Primitive
 
 FORMAT = 1
-# the instances a tuning file may shape: plain reduces and scans of one input array
-TUNABLE = (Primitive.REDUCE, Primitive.SCAN, Primitive.EXSCAN)
+# the instances a tuning file may shape: reduces and scans of one input array, scans also segmented
+# (by flags or keys); a segmented reduce by offsets runs by spans whose tables are not a block and
+# items (tuning.segment_spans), so it keeps the built-in shapes
+TUNABLE = (Primitive.REDUCE, Primitive.SCAN, Primitive.EXSCAN, Primitive.SEGSCAN, Primitive.EXSEGSCAN)
 
 
 class TuningError(ValueError):
@@ -69,13 +71,14 @@ def what(inst) -> str:
         )
     )
     digest = hashlib.sha256(contract.encode()).hexdigest()[:16]
-    return f"{inst.primitive} {op.name} {op.in_type.name} -> {op.out_type.name} (operator sha256:{digest})"
+    heads = f" by {inst.heads}" + (f" {inst.index.name}" if inst.heads == Heads.KEYS else "") if inst.heads else ""
+    return f"{inst.primitive} {op.name} {op.in_type.name} -> {op.out_type.name}{heads} (operator sha256:{digest})"
 
 
 def tunable(inst, spec=None) -> str:
     """Why `inst` (of `spec`) cannot take tuned shapes, or '' where it can."""
     if getattr(inst, "family", "") not in ("reduce", "scan") or inst.primitive not in TUNABLE:
-        return "only plain reduces and scans (inclusive, exclusive) are tuned"
+        return "only reduces and scans (inclusive, exclusive, segmented by flags or keys) are tuned"
     if spec is not None and spec.nccl:
         return "the spec's functions across ranks (nccl = true) keep one shape"
     if inst.op.inputs:

@@ -232,6 +232,83 @@ def test_candidates_include_the_built_in_shapes_and_fit():
         assert all(not tuning.items_problem(c, c.items) for c in cands)
 
 
+SEG_SPEC = """prefix = "q"
+[[segscan]]
+op = "sum"
+type = "f32"
+heads = "flags"
+[[segscan]]
+op = "sum"
+type = "f32"
+heads = "keys"
+key = "i32"
+kind = "exclusive"
+[[segreduce]]
+op = "sum"
+type = "f32"
+offset = "i32"
+"""
+
+
+def _seg_spec():
+    import tomllib
+
+    return parse(tomllib.loads(SEG_SPEC), "s.toml")
+
+
+def test_segmented_scans_are_tuned_by_their_heads(tmp_path):
+    spec = _seg_spec()
+    flags, keys = _inst(spec, "q_segscan_sum_f32"), _inst(spec, "q_exsegscan_sum_f32_by_i32")
+    assert tunefile.tunable(flags, spec) == tunefile.tunable(keys, spec) == ""
+    # a segmented reduce by offsets runs by spans: its tables are not a block and items
+    assert "only reduces and scans" in tunefile.tunable(_inst(spec, "q_segreduce_sum_f32"), spec)
+    # what a tuning file records names the heads (and the key type): a tuning by flags is not one by keys
+    assert " by flags (operator sha256:" in tunefile.what(flags)
+    assert " by keys i32 (operator sha256:" in tunefile.what(keys)
+    assert tunefile.what(flags).replace(" by flags", "") == tunefile.what(_inst(_spec(), "q_reduce_sum_f32")).replace(
+        "reduce", "segscan"
+    )
+    for inst in (flags, keys):
+        cands = tuning.tune_candidates(inst)
+        keyset = [(c.block, c.items, c.blocks_per_sm) for c in cands]
+        assert len(keyset) == len(set(keyset)) >= 10
+        for _, s in tuning.size_shapes(inst):
+            assert (s.block, s.items, s.blocks_per_sm) in keyset
+        assert all(not tuning.items_problem(c, c.items) for c in cands)
+    shapes = ((4096, 128, 8, 0), (None, 256, 16, 0))
+    text = tunefile.write_text("NVIDIA H100 80GB HBM3", "sm_90", [(flags, shapes, []), (keys, shapes, [])])
+    path = tmp_path / "t.toml"
+    path.write_text(text)
+    files = emit.render(tunefile.apply(spec, tunefile.read(path)), "q.h")
+    for name in ("q_segscan_sum_f32.cu", "q_exsegscan_sum_f32_by_i32.cu"):
+        assert re.findall(r"if \(n <= (\d+)\)", files[name]) == ["4096"], name
+        assert "_b128_t8(" in files[name] and "_b256_t16(" in files[name]
+    path.write_text(text.replace("by keys i32", "by keys u32"))
+    with pytest.raises(tunefile.TuningError, match="tune it again"):
+        tunefile.apply(spec, tunefile.read(path))
+
+
+def test_the_measuring_program_of_a_segmented_scan_compiles(tmp_path, nvcc):
+    spec = _seg_spec()
+    files = emit.render(spec, "q.h")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    for p in ("q_segscan_sum_f32", "q_exsegscan_sum_f32_by_i32"):
+        inst = _inst(spec, p)
+        src = tune.harness_source(inst, [p], "q.h", "test")
+        # the heads filled on the GPU, the reference restarting at them, the function called with them
+        assert "agt_fill_heads<<<" in src and "acc = agt_op_identity();" in src
+        assert f"return {p}(x, h, n, y, {'NULL, ' if inst.exclusive else ''}w, wb, s);" in src
+        (tmp_path / f"check_{p}.cu").write_text(src)
+        r = subprocess.run(
+            [NVCC, "-O3", "-arch=sm_90", "-Xcompiler", "-Wall,-Wextra", "-I", str(tmp_path), "-c", f"check_{p}.cu"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
+        assert r.returncode == 0 and "warning" not in r.stderr.lower(), r.stderr
+
+
 def _tune(*args):
     return run_gen("tune", *args, timeout=600)
 
