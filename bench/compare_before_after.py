@@ -74,7 +74,7 @@ def main(path: str, names=("after", "before")) -> None:
         )
     if large:
         print(f"per call, n >= 2^20: min {min(large):.3f}, median {statistics.median(large):.3f} ({len(large)} rows)")
-    else:
+    elif every:
         print(f"per call, n < 2^20: min {min(every):.3f}, median {statistics.median(every):.3f} ({len(every)} rows)")
     if graphs:
         print(f"from a graph: min {min(graphs):.3f}, median {statistics.median(graphs):.3f} ({len(graphs)} rows)")

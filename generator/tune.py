@@ -64,7 +64,7 @@ def parser():
         "--hot",
         action="store_true",
         help="time every call on one input, which stays in the L2 cache where it fits (default: cold, each call"
-        " on the next of inputs spanning 4x the L2 cache, as the benchmark times)",
+        " on the next of inputs spanning 4x the L2 cache, as the benchmark times its reduces and scans)",
     )
     p.add_argument("--nvcc", default=os.environ.get("NVCC", "nvcc"), help="the CUDA compiler (default: $NVCC or nvcc)")
     p.add_argument("--arch", help="nvcc's -arch (default: that of this machine's GPU, e.g. sm_90)")
@@ -259,9 +259,10 @@ def harness_source(inst, cands, header, stamp=f"assocgen {__version__} tune") ->
             fill_note=_fill_note(inst),
             heads_note={
                 "flags": "a random nonzero flag on one element in 512, on average",
-                "keys": "in each 1024 elements a cut at a random place, each piece a random key (segments"
-                " average 512 elements; narrow keys may repeat, which joins two)",
-            }.get(inst.heads, ""),
+                "keys": "in each 1024 elements a cut at a random place, each piece a random key of every"
+                " bit (narrow keys may repeat, which joins two pieces)",
+            }.get(inst.heads, "")
+            + "; and in every fourth run of 2^15 elements none, so that a tile of any shape lies in one segment",
         )
     )
 
@@ -338,6 +339,12 @@ def _measure(spec, chosen, sizes, checks, args, work):
             )
         bad = [f for f in lines if f[0] == "check" and f[3] != "ok"]
         builtins = {_builtin_pick(inst, cands, n) for n in (*sizes, *checks)}
+        if any(int(f[1]) in builtins for f in bad) and inst.op.out_type.is_integer:
+            f = next(f for f in bad if int(f[1]) in builtins)
+            raise TuneError(
+                f"{inst.public_name} in its built-in shape {_label(cands[int(f[1])])} differs from the in-order"
+                f" reference at n = {f[2]} ({f[3]}: {f[4]}), with integers: please report it"
+            )
         if any(int(f[1]) in builtins for f in bad):
             # the built-in shapes differ from the in-order fold too: rounding in the operator
             # (floating point in a user type), which the reference cannot judge

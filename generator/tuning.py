@@ -436,9 +436,10 @@ SEGMENT_SIZE_SHAPES = ((1 << 21, 256, 8),)
 # tiles where the default 256 x 28 leaves the GPU short of work (bench/results/
 # h100-2026-11-24-segscan-sizes.txt, by keys, cold): at 2^20 from a graph 9.34 us against 11.8
 # (Thrust 7.8), per call 0.95-0.97x Thrust against 0.89x; 256 x 8 took 9.5, 256 x 4 11.5.  Up to
-# 2^17, 512 x 8: `assocgen tune` on the H100 picked it (or 256 x 8, 128 x 8 within noise) at 2^12 and
-# 2^16 by keys, 1.13-1.16x the 256 x 16 from a graph, and kept 256 x 16 from 2^18
-# (bench/results/h100-2026-11-25-segscan-tuned.txt)
+# 2^17, 512 x 8: `assocgen tune` on the H100, timing hot, picked it (or 256 x 8, 128 x 8 within
+# noise) at 2^12 and 2^16 by keys, 1.13-1.16x the 256 x 16 from a graph, and kept 256 x 16 from 2^18
+# (bench/results/h100-2026-11-25-segscan-tuned.txt); timing cold it took 512 x 8 at 2^18 and 2^20
+# too (1.06-1.10x), not measured in the benchmark, whose segmented rows run hot
 SEGSCAN_SIZE_SHAPES = ((1 << 17, 512, 8), (1 << 21, 256, 16))
 
 
