@@ -586,7 +586,11 @@ def _part(env, family, inst, ctx, **switches) -> tuple:
     # nccl's form (a static entry), with its extras across ranks (a scan's carry in, a reduce's
     # accumulator out) unless it is one of an instance's shapes by n (sized)
     across = not switches.pop("sized", False)
+    upto = switches.pop("upto", None)  # a shape picked up to that n at most: no code for larger n
     pctx = dict(ctx, inst=inst, nccl=True, across=across, **context(inst))
+    sp = getattr(pctx.get("shape"), "seg_spans", None)
+    if upto is not None and sp and sp.split_n and upto <= sp.split_n:  # the spans never split
+        pctx["shape"] = replace(pctx["shape"], seg_spans=replace(sp, split_n=0))
     pctx.update(part=True, **switches)
     text = env.get_template(template.replace(f"{family}.cu.j2", "kernel.cuh.j2")).render(**pctx).strip("\n")
     return text, sorted(set(_DEFINE.findall(text)))
@@ -616,19 +620,17 @@ def _sized(env, inst, ctx, sizes) -> dict:
     distinct shape's kernel and launch in a namespace of its own (ag_s0, ag_s1, ...), and the
     public function's pick: [(largest n or None, the namespace)]; each shape's `upto`, the
     largest n it is picked for (None: past the last threshold), which bounds its workspace."""
-    shapes, picks, macros = [], [], set()
+    shapes, picks = [], []
     for upto, shape in sizes:
-        names = [s["inst"] for s in shapes]
-        if shape not in names:
-            source, defined = _part(env, inst.family, shape, ctx, sized=True)
-            shapes.append(dict(inst=shape, ns=f"ag_s{len(shapes)}", source=source, macros=defined))
-            macros.update(defined)
+        if shape not in [s["inst"] for s in shapes]:
+            shapes.append(dict(inst=shape, ns=f"ag_s{len(shapes)}"))
         picks.append((upto, next(s for s in shapes if s["inst"] == shape)))
     # a pick that repeats the next one's shape is folded into it
     picks = [p for k, p in enumerate(picks) if k + 1 == len(picks) or p[1] is not picks[k + 1][1]]
     for s in shapes:
         ups = [upto for upto, p in picks if p is s]
         s["upto"] = None if None in ups else max(ups)
+        s["source"], s["macros"] = _part(env, inst.family, s["inst"], ctx, sized=True, upto=s["upto"])
     call = ", ".join(p.name for p in ctx["api_params"].params)
     return dict(shapes=shapes, picks=picks, call=call, entry=f"ag_{inst.family}")
 

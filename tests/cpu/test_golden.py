@@ -23,8 +23,8 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "37fdc9f5f67f6a50ad31cbdbb9ae55730b6f736a7f283e28f1fc8b2f0095af05",
-    "single_header": "e7df8eb0d750e040d7af89cc8389dc3b12597203d6efd63bc704648621ec3379",
+    "sources": "ce578f3a5c5242dc8e7ba3fcedbc7b4c2c92852d8af5d9408a28e06699be849c",
+    "single_header": "c9ce2657581a944aee546cba49f53087b07d13ba5a0c052e42f8d5222869d2f1",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "a678d74c2f8f992114ee350ab038ba0541b3db5bf99e522363b7399111926a9d",

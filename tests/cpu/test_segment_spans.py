@@ -80,6 +80,24 @@ def test_past_the_split_size_long_segments_go_to_the_split_kernel():
     assert all(sp.long(g) <= c for _, g in sp.lanes)
 
 
+def test_a_shape_picked_only_below_the_split_size_carries_no_split():
+    # 4-byte sums are sized: tuning.SEGMENT_SIZE_SHAPES's shape up to 2^21, then the default
+    src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
+    (upto, block, items), split = tuning.SEGMENT_SIZE_SHAPES[0], tuning.SEGMENT_SPAN_SPLIT_N
+    assert upto <= split
+    small, large = src.split("namespace ag_s1 {", 1)
+    assert f"q_k_segreduce_sum_f32_oi32_b{block}_t{items}_lanes1(" in small
+    # below: no split kernel, marks, workspace for it or argument, and no floor on the average
+    for gone in ("_split(", "ag_span_mark", "ag_span_split_bytes", "ag_store_slot", "ag_span_pieces", "split != NULL"):
+        assert gone not in small, gone
+    assert "float *__restrict__ out, int words)" in small
+    assert f"n / n_segments >= {tuning.SEGMENT_SPAN_MIN_AVG}" not in small
+    assert "d_out, ((uintptr_t)d_in & 15) == 0);" in small
+    # the default shape, picked past 2^21, keeps all of it
+    for kept in ("_split(", "ag_span_mark(", "ag_span_split_bytes(n)", "if (split != NULL) {"):
+        assert kept in large, kept
+
+
 def test_a_non_commutative_operator_folds_each_round_in_lane_order():
     spec = {
         "type": [{"name": "m2", "size": 16, "c": "typedef struct { float a, b, c, d; } m2;"}],
