@@ -228,7 +228,7 @@ class SegmentSpans:
     long_rounds: int
     min_blocks: int  # a group kernel's resident blocks an SM asked of the compiler (0: its choice)
     block: int  # a group kernel's threads
-    split_n: int  # past this many elements, segments longer than `chunk` are split across blocks
+    split_n: int  # past this many elements, segments longer than `chunk` are split across blocks (0: never, no code)
     chunk: int  # elements a chunk of the split (a power of two)
     split_block: int  # the split kernel's threads
     split_grid: int  # ... and its most blocks

@@ -155,3 +155,18 @@ def test_a_chunk_is_a_power_of_two_never_shorter_than_a_groups_long_segment():
         sp = tuning.segment_spans(op)
         assert sp.chunk & (sp.chunk - 1) == 0, size
         assert all(sp.long(g) <= sp.chunk for _, g in sp.lanes), size
+
+
+def test_a_shape_keeps_the_split_when_any_of_its_picks_reaches_past_its_size(monkeypatch):
+    split = tuning.SEGMENT_SPAN_SPLIT_N
+    # 256 x 8 up to 2^20 and again up to 2^24 (past the split's size), 256 x 16 between; the split's
+    # size itself: a shape picked up to it never splits (the split runs past it)
+    monkeypatch.setattr(tuning, "SEGMENT_SIZE_SHAPES", ((1 << 20, 256, 8), (1 << 21, 256, 16), (1 << 24, 256, 8)))
+    src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
+    parts = [src.split(f"namespace ag_s{k} {{", 1)[1].split(f"}}  /* namespace ag_s{k} */", 1)[0] for k in range(3)]
+    assert "namespace ag_s3 {" not in src
+    assert ["_b256_t8_split(" in parts[0], "_split(" in parts[1], "_split(" in parts[2]] == [True, False, True]
+    monkeypatch.setattr(tuning, "SEGMENT_SIZE_SHAPES", ((split, 256, 8),))
+    src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
+    below, default = src.split("namespace ag_s1 {", 1)
+    assert "_split(" not in below and "_split(" in default
