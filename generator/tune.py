@@ -257,12 +257,7 @@ def harness_source(inst, cands, header, stamp=f"assocgen {__version__} tune") ->
             cands=cands,
             tolerance="1e-4" if inst.op.out_type.size <= 4 else "1e-10",
             fill_note=_fill_note(inst),
-            heads_note={
-                "flags": "a random nonzero flag on one element in 512, on average",
-                "keys": "in each 1024 elements a cut at a random place, each piece a random key of every"
-                " bit (narrow keys may repeat, which joins two pieces)",
-            }.get(inst.heads, "")
-            + "; and in every fourth run of 2^15 elements none, so that a tile of any shape lies in one segment",
+            heads_note=_heads_note(inst),
         )
     )
 
@@ -339,13 +334,14 @@ def _measure(spec, chosen, sizes, checks, args, work):
             )
         bad = [f for f in lines if f[0] == "check" and f[3] != "ok"]
         builtins = {_builtin_pick(inst, cands, n) for n in (*sizes, *checks)}
-        if any(int(f[1]) in builtins for f in bad) and inst.op.out_type.is_integer:
-            f = next(f for f in bad if int(f[1]) in builtins)
+        wrong = [f for f in bad if int(f[1]) in builtins]
+        if wrong and inst.op.out_type.is_integer:
+            f = wrong[0]
             raise TuneError(
                 f"{inst.public_name} in its built-in shape {_label(cands[int(f[1])])} differs from the in-order"
                 f" reference at n = {f[2]} ({f[3]}: {f[4]}), with integers: please report it"
             )
-        if any(int(f[1]) in builtins for f in bad):
+        if wrong:
             # the built-in shapes differ from the in-order fold too: rounding in the operator
             # (floating point in a user type), which the reference cannot judge
             skipped.append(
@@ -430,3 +426,14 @@ def _fill_note(inst) -> str:
     if t.is_integer:
         return "every bit random"
     return "every byte 0..7"
+
+
+def _heads_note(inst) -> str:
+    if not inst.heads:
+        return ""
+    where = {
+        "flags": "a random nonzero flag on one element in 512, on average",
+        "keys": "in each 1024 elements a cut at a random place, each piece a random key of every bit (narrow keys"
+        " may repeat, which joins two pieces)",
+    }[inst.heads]
+    return f"{where}; and in every fourth run of 2^15 elements none, so that a tile of any shape lies in one segment"

@@ -71,7 +71,9 @@ def what(inst) -> str:
         )
     )
     digest = hashlib.sha256(contract.encode()).hexdigest()[:16]
-    heads = f" by {inst.heads}" + (f" {inst.index.name}" if inst.heads == Heads.KEYS else "") if inst.heads else ""
+    heads = ""  # none for an unsegmented instance, as tuning files have always said
+    if inst.heads:
+        heads = f" by {inst.heads}" + (f" {inst.index.name}" if inst.heads == Heads.KEYS else "")
     return f"{inst.primitive} {op.name} {op.in_type.name} -> {op.out_type.name}{heads} (operator sha256:{digest})"
 
 
