@@ -69,19 +69,10 @@
 #include <thrust/scan.h>
 
 #include "bench.h"
+#include "common.cuh"   // CHECK, mix64, CachedAlloc
 #ifdef BENCH_AB
 #include "ab_rows.h"   // bench/trace/ab.sh: experimental copies of a generated scan or reduce, rows of --only ab
 #endif
-
-#define CHECK(call)                                                                       \
-    do {                                                                                  \
-        cudaError_t err_ = (call);                                                        \
-        if (err_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                 \
-                    cudaGetErrorString(err_));                                            \
-            exit(2);                                                                      \
-        }                                                                                 \
-    } while (0)
 
 static const double MIN_SAMPLE_US = 2000.0;  // a sample lasts at least ~2 ms...
 static const int MIN_CALLS = 20;             // ...and holds at least 20 calls
@@ -95,14 +86,6 @@ static const int RO_BLOCK = 256;             // read-only kernel's block
 
 // ------------------------------------------------------------------------------------------
 // data: element i of every buffer is a pure function of i, on the device and on the host
-
-__host__ __device__ static inline uint64_t mix64(uint64_t x)  // splitmix64
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
 
 __host__ __device__ static inline uint32_t inverse_odd(uint32_t a)  // a * x == 1 mod 2^32
 {
@@ -708,23 +691,6 @@ static std::vector<int> segment_starts(size_t n, const std::string &dist)
     return starts;
 }
 
-// thrust's temporary storage from one cached block, as a program calling it in a loop would keep
-struct CachedAlloc {
-    typedef char value_type;
-    char *block = nullptr;
-    size_t size = 0;
-    char *allocate(std::ptrdiff_t bytes)
-    {
-        if ((size_t)bytes > size) {
-            if (block) CHECK(cudaFree(block));
-            CHECK(cudaMalloc(&block, (size_t)bytes));
-            size = (size_t)bytes;
-        }
-        return block;
-    }
-    void deallocate(char *, size_t) {}
-};
-
 typedef cudaError_t (*SegReduceFn)(const float *, size_t, const int32_t *, size_t, float *, void *, size_t, cudaStream_t);
 typedef size_t (*WorkFn)(size_t);
 typedef cudaError_t (*SegScanFn)(const float *, const int32_t *, size_t, float *, void *, size_t, cudaStream_t);
@@ -977,7 +943,7 @@ static void write_csv(const char *path)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: bench [--quick] [--hot] [--no-graph] [--only reduce|scan|segmented|variants|segvariants|segavg|\n"
-               "             segsizes] [--csv FILE]\n"
+               "             segsizes|medium] [--csv FILE]\n"
                "  --quick     n = 2^12, 2^16, 2^20, 2^24, 2^28 only\n"
                "  --hot       one input buffer (inputs up to L2 size stay in L2); default: cold,\n"
                "              rotating over slices that span 4x the L2 size\n"
@@ -985,7 +951,8 @@ static void usage(FILE *f)
                "  --only KIND only the rows of one kind (reduce, scan, segmented), or other shapes (variants,\n"
                "              segvariants: the segmented reduce from 2^16 to 2^24; segavg: the segmented\n"
                "              reduce by average segment length, 16 to 16384, and power-law; segsizes:\n"
-               "              the segmented rows from 2^12 to 2^18)\n"
+               "              the segmented rows from 2^12 to 2^18; medium: the scans and the scan by key\n"
+               "              from 2^17 to 2^21)\n"
                "  --csv FILE  also write the results as CSV\n");
 }
 
@@ -1131,6 +1098,18 @@ int main(int argc, char **argv)
         AB_ROWS
     }
 #endif
+    if (only && strcmp(only, "medium") == 0) {   // where the look-back tree had two levels
+        const std::vector<int> mid = {17, 18, 19, 20, 21};
+        auto exf32 = [](const float *in, size_t n, float *out, void *w, size_t wb, cudaStream_t s) {
+            return bench_exscan_sum_f32(in, n, out, NULL, w, wb, s);
+        };
+        run_scan_row<float>(b, "f32 scan", bench_scan_sum_f32, CubInclusiveSum(), false, mid);
+        run_scan_row<float>(b, "f32 exscan", exf32, CubExclusiveSum(), true, mid);
+        run_scan_row<int32_t>(b, "i32 scan", bench_scan_sum_i32, CubInclusiveSum(), false, mid);
+        run_scan_row<mat2u>(b, "mat2u scan", bench_scan_mat2mul_mat2u, CubMat2Scan(), false, mid);
+        for (int lg : mid)
+            run_segscan_rows(b, lg, {"1..16", "avg1000"});
+    }
     if (only && strcmp(only, "segsizes") == 0) {   // the segmented rows at small and medium n
         for (int lg : {12, 14, 16, 18}) {
             run_segreduce_rows(b, lg, {"avg128", "avg1000", "1..16", "power"});

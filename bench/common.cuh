@@ -1,10 +1,11 @@
 // What the benchmark programs share (bench/transpose, bench/matmul, bench/rows, bench/trace): a
 // CUDA call checked, a median time a call, a workspace that grows to the largest asked for, and a
-// hash for data that is a pure function of its index.
+// hash for data that is a pure function of its index, and a cached allocator for Thrust.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -67,3 +68,20 @@ __host__ __device__ static inline uint64_t mix64(uint64_t x)
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
     return x ^ (x >> 31);
 }
+
+// thrust's temporary storage from one cached block, as a program calling it in a loop would keep
+struct CachedAlloc {
+    typedef char value_type;
+    char *block = nullptr;
+    size_t size = 0;
+    char *allocate(std::ptrdiff_t bytes)
+    {
+        if ((size_t)bytes > size) {
+            if (block) CHECK(cudaFree(block));
+            CHECK(cudaMalloc(&block, (size_t)bytes));
+            size = (size_t)bytes;
+        }
+        return block;
+    }
+    void deallocate(char *, size_t) {}
+};

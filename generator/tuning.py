@@ -439,8 +439,10 @@ SEGMENT_SIZE_SHAPES = ((1 << 21, 256, 8),)
 # 2^17, 512 x 8: `assocgen tune` on the H100, timing hot, picked it (or 256 x 8, 128 x 8 within
 # noise) at 2^12 and 2^16 by keys, 1.13-1.16x the 256 x 16 from a graph, and kept 256 x 16 from 2^18
 # (bench/results/h100-2026-11-25-segscan-tuned.txt); timing cold it took 512 x 8 at 2^18 and 2^20
-# too (1.06-1.10x), not measured in the benchmark, whose segmented rows run hot
-SEGSCAN_SIZE_SHAPES = ((1 << 17, 512, 8), (1 << 21, 256, 16))
+# too (1.06-1.10x).  Up to 2^19 since: hot, from a graph, it is ahead of 256 x 16 at 48-128 tiles
+# (bench/trace/sweep.sh), and the benchmark's scan by key went 1.08x at 2^18 and 2^19, 0.77-0.79x ->
+# 0.83-0.88x Thrust (bench --only medium, bench/results/h100-2026-11-25-lookback-sweep.txt)
+SEGSCAN_SIZE_SHAPES = ((1 << 19, 512, 8), (1 << 21, 256, 16))
 
 
 def size_shapes(inst) -> list:

@@ -23,8 +23,8 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "ce578f3a5c5242dc8e7ba3fcedbc7b4c2c92852d8af5d9408a28e06699be849c",
-    "single_header": "c9ce2657581a944aee546cba49f53087b07d13ba5a0c052e42f8d5222869d2f1",
+    "sources": "5fba4f3f72781c48713299fc0f7e8435e6b6341b171c68bb8d702c2e9a9642bd",
+    "single_header": "5311ee3515fca04a432a3d9131954ef6bbedd736498d6ae51538397dd160def0",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "a678d74c2f8f992114ee350ab038ba0541b3db5bf99e522363b7399111926a9d",
