@@ -950,7 +950,8 @@ static void usage(FILE *f)
                "  --no-graph  skip the CUDA graph columns\n"
                "  --only KIND only the rows of one kind (reduce, scan, segmented), or other shapes (variants,\n"
                "              segvariants: the segmented reduce from 2^16 to 2^24; segavg: the segmented\n"
-               "              reduce by average segment length, 16 to 16384, and power-law; segsizes:\n"
+               "              reduce by average segment length, 16 to 16384, and power-law, 2^16 to 2^24\n"
+               "              (2^28 without --quick); segsizes:\n"
                "              the segmented rows from 2^12 to 2^18; medium: the scans and the scan by key\n"
                "              from 2^17 to 2^21)\n"
                "  --csv FILE  also write the results as CSV\n");
@@ -1090,7 +1091,7 @@ int main(int argc, char **argv)
     if (only && strcmp(only, "segavg") == 0) {   // the segmented reduce by average segment length
         const std::vector<std::string> dists = {"avg16", "avg32", "avg64", "avg128", "avg256", "avg1000", "avg4096",
                                                 "avg16384", "power"};
-        for (int lg : quick ? std::vector<int>{16, 20, 24} : std::vector<int>{16, 20, 24, 28})
+        for (int lg : quick ? std::vector<int>{16, 18, 20, 24} : std::vector<int>{16, 18, 20, 24, 28})
             run_segreduce_rows(b, lg, dists);
     }
 #ifdef BENCH_AB

@@ -374,8 +374,12 @@ SEGMENT_SPAN_MIN_AVG = 2
 # (CUB 4.55 / 1.99 / 1.69 / 1.63 / 2.04); at 2^20 it saves 0.2-0.4 us (avg16 3.54 against 3.90)
 SEGMENT_SPAN_PDL_MIN_N = 1 << 17
 # On small inputs a segment takes more lanes than its average asks (the GPU is short of work, and a
-# group's rounds are round trips one after another): up to n, the average counts 2^shift times
-SEGMENT_SPAN_SHIFTS = ((1 << 17, 2), (1 << 21, 1))
+# group's rounds are round trips one after another): up to n, the average counts 2^shift times.
+# From a graph against CUB (bench/trace/seg_ab.sh, bench/results/h100-2026-11-25-span-shifts.txt),
+# 8x up to 2^14 took averages 128 at 2^12 from 0.82x to 0.96x and power-law lengths from 0.96x to
+# 1.02x; 4x up to 2^18 (was 2^17) every average at 2^18 as fast or faster (256: 0.60x -> 0.97x, 1000:
+# 0.83x -> 0.87x, 16: 5.1x -> 6.4x); 4x at 2^20 was slower (averages 16 3.47 -> 5.14 us, 1000 2.29 -> 2.60)
+SEGMENT_SPAN_SHIFTS = ((1 << 14, 3), (1 << 18, 2), (1 << 21, 1))
 SEGMENT_SPAN_BYTES = 32
 SEGMENT_SPAN_LONG = 4
 SEGMENT_SPAN_BLOCK = 256  # a group kernel's threads

@@ -3,7 +3,7 @@
 # sweep_spec.toml, patches a look-back-free copy of one scan shape and an override of the segmented
 # reduce's spans choice (patch_sweep.py), builds sweep_main.cu and prints its two tables.  A
 # diagnostic, not a test.
-#   bash bench/trace/sweep.sh [PARTS: any of A, B, C; default all]
+#   bash bench/trace/sweep.sh [PARTS: any of A, B, C, D; default A, B, C]
 set -e
 cd "$(dirname "$0")/../.."
 . bench/build.sh

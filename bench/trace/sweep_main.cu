@@ -6,9 +6,10 @@
 //      (and `256x16 blockIdx`, the same taking its tiles in blockIdx order instead of by ticket);
 //   B. the segmented reduce by offsets with each row of its spans table forced, against
 //      cub::DeviceSegmentedReduce::Sum;
-//   C. one traced call of 256 x 16 (patch_trace.py's stamps): where a tile's time goes.
+//   C. one traced call of 256 x 16 (patch_trace.py's stamps): where a tile's time goes;
+//   D. three calls each of 256 x 16 and of Thrust at 64 tiles, for a profiler.
 // Checks every scan shape and spans row against a host reference (nolb excepted).
-//   sweep [PARTS]   (any of A, B, C; default all)
+//   sweep [PARTS]   (any of A, B, C, D; default A, B, C)
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -126,10 +127,12 @@ int main(int argc, char **argv)
     };
     const int tiles_list[] = {1, 4, 8, 16, 24, 31, 32, 33, 40, 48, 64, 96, 128, 192, 256};
     CachedAlloc alloc;
-    printf("A. segscan by i32 keys (avg 1000), hot, us a call: per call / graph; 4096-element tiles\n");
-    printf("%7s %8s", "tiles", "n");
-    for (const Shape &s : shapes) printf(" | %15s", s.name);
-    printf(" | %15s | best graph vs thrust\n", "thrust");
+    if (strchr(part, 'A')) {
+        printf("A. segscan by i32 keys (avg 1000), hot, us a call: per call / graph; 4096-element tiles\n");
+        printf("%7s %8s", "tiles", "n");
+        for (const Shape &s : shapes) printf(" | %15s", s.name);
+        printf(" | %15s | best graph vs thrust\n", "thrust");
+    }
     for (int tiles : tiles_list) {
         if (!strchr(part, 'A')) break;
         const size_t n = (size_t)tiles * 4096;
@@ -163,8 +166,9 @@ int main(int argc, char **argv)
     }
 
     // C. where a 256 x 16 tile's time goes: one traced call after warm-up (untraced) calls
-    printf("\nC. 256x16 traced, us from the first tile's start: the last start, the last end; means over tiles\n"
-           "   of ticket (start to ticket known), load (to total known), look-back (to prefix known), store (to end)\n");
+    if (strchr(part, 'C'))
+        printf("\nC. 256x16 traced, us from the first tile's start: the last start, the last end; means over tiles\n"
+               "   of ticket (start to ticket known), load (to total known), look-back (to prefix known), store (to end)\n");
     for (int tiles : {1, 16, 32, 64, 128, 256}) {
         if (!strchr(part, 'C')) break;
         const size_t n = (size_t)tiles * 4096, wb = sw_tr_b256_t16_workspace_bytes(n);
@@ -203,8 +207,21 @@ int main(int argc, char **argv)
         CHECK(cudaFree(tr));
     }
 
+    // D. one call each of 256 x 16 and of Thrust at 64 tiles, after a warm-up, for a profiler
+    //    (ncu --kernel-name regex:... bench/trace/sweep D)
+    if (strchr(part, 'D')) {
+        const size_t n = (size_t)64 * 4096, wb = sw_ss_b256_t16_workspace_bytes(n);
+        for (int i = 0; i < 3; ++i) {
+            CHECK(sw_ss_b256_t16(in, keys, n, out, work, wb, stream));
+            thrust::inclusive_scan_by_key(thrust::cuda::par_nosync(alloc).on(stream), keys, keys + n, in, ref);
+        }
+        CHECK(cudaStreamSynchronize(stream));
+        printf("\nD. 256x16 and thrust at n = %zu, three calls each\n", n);
+    }
+
     // B. segmented reduce by offsets, each spans kernel forced
-    printf("\nB. segreduce by i32 offsets, hot, graph us a call, by the spans table's row forced (-1: as built)\n");
+    if (strchr(part, 'B'))
+        printf("\nB. segreduce by i32 offsets, hot, graph us a call, by the spans table's row forced (-1: as built)\n");
     const char *rows[] = {"-1", "lanes1", "lanes2", "lanes4", "lanes8", "lanes16", "lanes32", "block128", "block256", "block512"};
     struct Case { int lg; int avg; };
     const Case cases[] = {{12, 128}, {14, 128}, {16, 128}, {12, 1000}, {16, 1000}, {18, 1000}, {18, 128}, {20, 1000}};
