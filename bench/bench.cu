@@ -1,6 +1,7 @@
 /* bench.cu: the generated kernels (bench/spec.toml) against CUB and Thrust, side by side.
  *
- *   ninja bench && build/bench/bench [--quick] [--hot] [--only reduce|scan|segmented|variants] [--csv FILE]
+ *   ninja bench && build/bench/bench [--quick] [--hot] [--no-graph] [--only KIND] [--csv FILE]
+ *   (KIND: reduce, scan, segmented, variants, segvariants, segavg, segsizes, medium: see usage())
  *
  * Three tables: reduces (below), scans (run_scan_row: against cub::DeviceScan and a copy), and
  * segmented primitives (run_segreduce_rows, run_segscan_rows: against cub::DeviceSegmentedReduce
@@ -1099,7 +1100,7 @@ int main(int argc, char **argv)
         AB_ROWS
     }
 #endif
-    if (only && strcmp(only, "medium") == 0) {   // where the look-back tree had two levels
+    if (only && strcmp(only, "medium") == 0) {   // between the small-input shapes and the large ones
         const std::vector<int> mid = {17, 18, 19, 20, 21};
         auto exf32 = [](const float *in, size_t n, float *out, void *w, size_t wb, cudaStream_t s) {
             return bench_exscan_sum_f32(in, n, out, NULL, w, wb, s);

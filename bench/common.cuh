@@ -1,6 +1,7 @@
-// What the benchmark programs share (bench/transpose, bench/matmul, bench/rows, bench/trace): a
-// CUDA call checked, a median time a call, a workspace that grows to the largest asked for, and a
-// hash for data that is a pure function of its index, and a cached allocator for Thrust.
+// What the benchmark programs share (bench/bench.cu, bench/transpose, bench/matmul, bench/rows,
+// bench/trace): a CUDA call checked (a failure exits with status 2, apart from a program's own 1 for
+// a wrong result), a median time a call, a workspace that grows to the largest asked for, a hash for
+// data that is a pure function of its index, and a cached allocator for Thrust.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -15,8 +16,8 @@
     do {                                                                                                               \
         cudaError_t e_ = (x);                                                                                          \
         if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                                \
-            exit(1);                                                                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                        \
+            exit(2);                                                                                                   \
         }                                                                                                              \
     } while (0)
 
@@ -48,7 +49,7 @@ template <class F> static double time_us(F f, int calls = 1, int reps = 5)
 
 // a device buffer of at least `bytes`, grown (and so moved) when a larger one is asked for: call
 // it again before each use, never keep its pointer across calls
-static void *bench_workspace(size_t bytes)
+static inline void *bench_workspace(size_t bytes)
 {
     static void *w = nullptr;
     static size_t have = 0;

@@ -377,8 +377,11 @@ SEGMENT_SPAN_PDL_MIN_N = 1 << 17
 # group's rounds are round trips one after another): up to n, the average counts 2^shift times.
 # From a graph against CUB (bench/trace/seg_ab.sh, bench/results/h100-2026-11-25-span-shifts.txt),
 # 8x up to 2^14 took averages 128 at 2^12 from 0.82x to 0.96x and power-law lengths from 0.96x to
-# 1.02x; 4x up to 2^18 (was 2^17) every average at 2^18 as fast or faster (256: 0.60x -> 0.97x, 1000:
-# 0.83x -> 0.87x, 16: 5.1x -> 6.4x); 4x at 2^20 was slower (averages 16 3.47 -> 5.14 us, 1000 2.29 -> 2.60)
+# 1.02-1.03x; 4x up to 2^18 (was 2^17) every average of the benchmark's inputs at 2^18 as fast or
+# faster (256: 0.60x -> 0.97x, 1000: 0.83x -> 0.87x, 16: 5.1x -> 6.4x), though on another input
+# averaging 1000 (bench/trace/sweep.sh B) the block of 256 it now takes ran 2.36 us against 2.20 for
+# the block of 128; 4x at 2^20 was slower (averages 16 / 32 / 64 / 256 by 1.6-2.3 us, 1000 by 0.3),
+# and 2^19 was not measured with 4x.  Measured on f32 sums; it applies to every segmented reduce
 SEGMENT_SPAN_SHIFTS = ((1 << 14, 3), (1 << 18, 2), (1 << 21, 1))
 SEGMENT_SPAN_BYTES = 32
 SEGMENT_SPAN_LONG = 4
@@ -443,10 +446,13 @@ SEGMENT_SIZE_SHAPES = ((1 << 21, 256, 8),)
 # 2^17, 512 x 8: `assocgen tune` on the H100, timing hot, picked it (or 256 x 8, 128 x 8 within
 # noise) at 2^12 and 2^16 by keys, 1.13-1.16x the 256 x 16 from a graph, and kept 256 x 16 from 2^18
 # (bench/results/h100-2026-11-25-segscan-tuned.txt); timing cold it took 512 x 8 at 2^18 and 2^20
-# too (1.06-1.10x).  Up to 2^19 since: hot, from a graph, it is ahead of 256 x 16 at 48-128 tiles
-# (bench/trace/sweep.sh), and the benchmark's scan by key went 1.08x at 2^18 and 2^19, 0.77-0.79x ->
-# 0.83-0.88x Thrust (bench --only medium, bench/results/h100-2026-11-25-lookback-sweep.txt)
-SEGSCAN_SIZE_SHAPES = ((1 << 19, 512, 8), (1 << 21, 256, 16))
+# too (1.06-1.10x).  Up to 2^20 since: hot, from a graph, it is ahead of 256 x 16 at every tile count
+# of bench/trace/sweep.sh from 1 to 256 (6.17 / 6.46 / 7.17 / 7.76 / 9.16 us against 6.66 / 6.84 /
+# 7.82 / 8.69 / 9.28 at 48 / 64 / 128 / 192 / 256 tiles), and the benchmark's scan by key went 1.08x
+# at 2^18 and 2^19 (0.77-0.79x -> 0.83-0.88x Thrust) and 1.03x at 2^20 (0.78x -> 0.80x; bench --only
+# medium, bench/results/h100-2026-11-25-lookback-sweep.txt).  Measured on the f32 sum by i32 keys;
+# it applies to every 4-byte segmented scan, by flags or keys, inclusive or exclusive
+SEGSCAN_SIZE_SHAPES = ((1 << 20, 512, 8), (1 << 21, 256, 16))
 
 
 def size_shapes(inst) -> list:

@@ -14,18 +14,12 @@ from patch_trace import traced  # noqa: E402
 
 d = sys.argv[1]
 
-
-def need(s, anchor, what):
-    if anchor not in s:
-        sys.exit(f"patch_sweep: {what}: no {anchor!r}")
-
-
 s = open(f"{d}/sw_ss_b256_t16.cu").read()
 call = re.search(r"ag_look_back\(warp_totals\[\d+\], slots, n_tiles, tile, lane\)", s)
 if not call:
     sys.exit("patch_sweep: no look-back call in sw_ss_b256_t16.cu")
 s = s.replace(call.group(0), "ag_seg_identity()")
-s = s.replace("sw_ss_b256_t16", "sw_nolb_b256_t16").replace("sw_k_ss_b256_t16", "sw_k_nolb_b256_t16")
+s = s.replace("sw_ss_b256_t16", "sw_nolb_b256_t16")
 open(f"{d}/sw_nolb_b256_t16.cu", "w").write(s)
 s = open(f"{d}/sw_ss_b256_t16.cu").read()
 setter = 'extern "C" cudaError_t sw_set_trace(unsigned long long *p) { return cudaMemcpyToSymbol(sw_trace, &p, sizeof p); }\n'
@@ -45,4 +39,4 @@ if n == 0:
 s = s.replace(loop, loop + "        if (sw_force_span >= 0)\n            k = (unsigned int)sw_force_span;\n")
 s = s.replace("#include <cuda_runtime.h>\n", "#include <cuda_runtime.h>\nint sw_force_span = -1;\n", 1)
 open(f"{d}/sw_sr.cu", "w").write(s)
-print(f"patched: nolb copy, {n} spans choices")
+print(f"patched: the look-back-free, traced and blockIdx copies of ss_b256_t16; {n} spans choices")

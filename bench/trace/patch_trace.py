@@ -1,12 +1,13 @@
-# Make a traced copy of a generated one-pass scan (bench/trace/run.sh, bench/trace/sweep.sh): per
-# tile, globaltimer at start, ticket known, total known, prefix known and end, and the SM, into
-# g_trace[tile * 6 + k].  Only the first shape of a sized file is traced.  --blockidx takes tiles
-# in blockIdx order instead of by ticket.  Stops with a message if the generated code no longer
-# has the lines it hooks into.
+# Make a traced copy of a generated one-pass scan of one shape (bench/trace/run.sh, sweep.sh): per
+# tile, globaltimer at start, ticket known, thread 0's loads and fold done (before the block scan),
+# prefix known (after the look-back) and the end of warp 0's store (the staged path), and the SM,
+# into g_trace[tile * 6 + k].  A file of several shapes by n is refused (render one shape: an
+# explicit block and items).  --blockidx takes tiles in blockIdx order instead of by ticket.  Stops
+# with a message if the generated code no longer has the lines it hooks into.
 import re
 import sys
 
-STAMPS = 6  # start, total known, prefix known, end, SM, ticket known
+STAMPS = 6  # start, loads and fold done, prefix known, end, SM, ticket known
 
 
 def insert(s, anchor, text, before=True):
@@ -17,6 +18,8 @@ def insert(s, anchor, text, before=True):
 
 def traced(s, trace="g_trace"):
     """The scan source `s` with stamps written to the device pointer `trace` (when not NULL)."""
+    if "namespace ag_s" in s:
+        sys.exit("patch_trace: a scan of several shapes by n: render one shape (an explicit block and items)")
     s = insert(
         s,
         "#include <cuda_runtime.h>\n",

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Where the segmented rows lose at small and medium n (issue 19), on a GPU: generates
-# sweep_spec.toml, patches a look-back-free copy of one scan shape and an override of the segmented
-# reduce's spans choice (patch_sweep.py), builds sweep_main.cu and prints its two tables.  A
+# sweep_spec.toml, patches copies of one scan shape (without its look-back, traced, in blockIdx
+# order) and an override of the segmented reduce's spans choice (patch_sweep.py), builds
+# sweep_main.cu and runs the parts asked for (its top comment says what each prints).  A
 # diagnostic, not a test.
-#   bash bench/trace/sweep.sh [PARTS: any of A, B, C, D; default A, B, C]
+#   bash bench/trace/sweep.sh [PARTS...: any of A, B, C, D; default A B C]
 set -e
 cd "$(dirname "$0")/../.."
 . bench/build.sh

@@ -7,9 +7,11 @@
 //   B. the segmented reduce by offsets with each row of its spans table forced, against
 //      cub::DeviceSegmentedReduce::Sum;
 //   C. one traced call of 256 x 16 (patch_trace.py's stamps): where a tile's time goes;
-//   D. three calls each of 256 x 16 and of Thrust at 64 tiles, for a profiler.
+//   D. three calls each of 256 x 16 and of Thrust at 64 tiles, for a profiler, e.g.
+//      ncu --kernel-name regex:"^sw_k_segscan_sum_f32_by_i32_b256_t16$|DeviceScanByKeyKernel"
+//          --launch-skip 2 --launch-count 2 build/sweep/sweep D
 // Checks every scan shape and spans row against a host reference (nolb excepted).
-//   sweep [PARTS]   (any of A, B, C, D; default A, B, C)
+//   sweep [PARTS...]   (any of A, B, C, D, in one word or several; default A B C)
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -114,7 +117,9 @@ int main(int argc, char **argv)
     CHECK(cudaMemcpy(in, h_in.data(), max_n * 4, cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(keys, h_keys.data(), max_n * 4, cudaMemcpyHostToDevice));
 
-    const char *part = argc > 1 ? argv[1] : "ABC";   // which parts to run
+    std::string parts;   // which parts to run: the letters of every argument ("A B", "AB"), or A, B, C
+    for (int i = 1; i < argc; ++i) parts += argv[i];
+    const char *part = argc > 1 ? parts.c_str() : "ABC";
     // A. segmented scan by keys
     struct Shape { const char *name; ScanFn fn; WorkFn wfn; bool check; };
     const Shape shapes[] = {
@@ -168,7 +173,8 @@ int main(int argc, char **argv)
     // C. where a 256 x 16 tile's time goes: one traced call after warm-up (untraced) calls
     if (strchr(part, 'C'))
         printf("\nC. 256x16 traced, us from the first tile's start: the last start, the last end; means over tiles\n"
-               "   of ticket (start to ticket known), load (to total known), look-back (to prefix known), store (to end)\n");
+               "   of ticket (start to ticket known), load (loads and thread 0's own fold), look-back (the block\n"
+               "   scan and the look-back, to prefix known), store (to the end of warp 0's store)\n");
     for (int tiles : {1, 16, 32, 64, 128, 256}) {
         if (!strchr(part, 'C')) break;
         const size_t n = (size_t)tiles * 4096, wb = sw_tr_b256_t16_workspace_bytes(n);
@@ -207,8 +213,7 @@ int main(int argc, char **argv)
         CHECK(cudaFree(tr));
     }
 
-    // D. one call each of 256 x 16 and of Thrust at 64 tiles, after a warm-up, for a profiler
-    //    (ncu --kernel-name regex:... bench/trace/sweep D)
+    // D. three calls each of 256 x 16 and of Thrust at 64 tiles, for a profiler (see the top)
     if (strchr(part, 'D')) {
         const size_t n = (size_t)64 * 4096, wb = sw_ss_b256_t16_workspace_bytes(n);
         for (int i = 0; i < 3; ++i) {

@@ -58,7 +58,7 @@ def test_a_shape_the_spec_gives_or_another_form_keeps_one():
 
 
 def test_a_segmented_scan_takes_smaller_tiles_up_to_2_21():
-    # flags or keys, inclusive or exclusive: 512 x 8 up to 2^19, 256 x 16 up to 2^21
+    # flags or keys, inclusive or exclusive: 512 x 8 up to 2^20, 256 x 16 up to 2^21
     # (tuning.SEGSCAN_SIZE_SHAPES), then its default
     spec = {
         "prefix": "q",
@@ -66,7 +66,7 @@ def test_a_segmented_scan_takes_smaller_tiles_up_to_2_21():
     }
     seg = emit.render(parse(spec, "s"), "q.h")
     shapes = tuning.SEGSCAN_SIZE_SHAPES
-    assert [u for u, _, _ in shapes] == [1 << 19, 1 << 21]
+    assert [u for u, _, _ in shapes] == [1 << 20, 1 << 21]
     for name, text in seg.items():
         if name.endswith(".cu"):
             assert f"namespace ag_s{len(shapes)}" in text and f"namespace ag_s{len(shapes) + 1}" not in text, name
