@@ -450,9 +450,12 @@ SEGMENT_SIZE_SHAPES = ((1 << 21, 256, 8),)
 # of bench/trace/sweep.sh from 1 to 256 (6.17 / 6.46 / 7.17 / 7.76 / 9.16 us against 6.66 / 6.84 /
 # 7.82 / 8.69 / 9.28 at 48 / 64 / 128 / 192 / 256 tiles), and the benchmark's scan by key went 1.08x
 # at 2^18 and 2^19 (0.77-0.79x -> 0.83-0.88x Thrust) and 1.03x at 2^20 (0.78x -> 0.80x; bench --only
-# medium, bench/results/h100-2026-11-25-lookback-sweep.txt).  Measured on the f32 sum by i32 keys;
-# it applies to every 4-byte segmented scan, by flags or keys, inclusive or exclusive
-SEGSCAN_SIZE_SHAPES = ((1 << 20, 512, 8), (1 << 21, 256, 16))
+# medium, bench/results/h100-2026-11-25-lookback-sweep.txt).  Between 2^13 and 2^15, 256 x 4 (tiles
+# of 1024): 3.58 / 3.49 us at 2^14 / 2^15 in the sweep against 4.45 / 4.52 for 512 x 8 (2.74 against
+# 3.38 at 2^12, where 512 x 8 stays), and the benchmark's scan by key at 2^14 1.26-1.30x from a graph
+# (0.95-0.96x -> 1.21-1.25x Thrust).  Measured on the f32 sum by i32 keys; it applies to every 4-byte
+# segmented scan, by flags or keys, inclusive or exclusive
+SEGSCAN_SIZE_SHAPES = ((1 << 13, 512, 8), (1 << 15, 256, 4), (1 << 20, 512, 8), (1 << 21, 256, 16))
 
 
 def size_shapes(inst) -> list:

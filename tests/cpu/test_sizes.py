@@ -58,18 +58,20 @@ def test_a_shape_the_spec_gives_or_another_form_keeps_one():
 
 
 def test_a_segmented_scan_takes_smaller_tiles_up_to_2_21():
-    # flags or keys, inclusive or exclusive: 512 x 8 up to 2^20, 256 x 16 up to 2^21
-    # (tuning.SEGSCAN_SIZE_SHAPES), then its default
+    # flags or keys, inclusive or exclusive: 512 x 8 up to 2^13, 256 x 4 up to 2^15, 512 x 8 up to
+    # 2^20, 256 x 16 up to 2^21 (tuning.SEGSCAN_SIZE_SHAPES), then its default: a shape picked in two
+    # ranges is one namespace
     spec = {
         "prefix": "q",
         "segscan": [{"op": "sum", "type": "f32"}, {"op": "sum", "type": "f32", "heads": "keys", "key": "i32"}],
     }
     seg = emit.render(parse(spec, "s"), "q.h")
     shapes = tuning.SEGSCAN_SIZE_SHAPES
-    assert [u for u, _, _ in shapes] == [1 << 20, 1 << 21]
+    assert [u for u, _, _ in shapes] == [1 << 13, 1 << 15, 1 << 20, 1 << 21]
+    distinct = len({(block, items) for _, block, items in shapes})
     for name, text in seg.items():
         if name.endswith(".cu"):
-            assert f"namespace ag_s{len(shapes)}" in text and f"namespace ag_s{len(shapes) + 1}" not in text, name
+            assert f"namespace ag_s{distinct}" in text and f"namespace ag_s{distinct + 1}" not in text, name
             for upto, block, items in shapes:
                 assert f"if (n <= {upto})" in text and f"_b{block}_t{items}" in text, name
     one = emit.render(parse({"prefix": "q", "segscan": [{"op": "sum", "type": "f32", "items": 8}]}, "s"), "q.h")
