@@ -575,6 +575,16 @@ static std::string compare_scans(const std::vector<T> &g, const std::vector<T> &
     }
 }
 
+// the exclusive scans with no initial value (the identity), as run_scan_row calls a scan
+static cudaError_t exscan_f32(const float *in, size_t n, float *out, void *w, size_t wb, cudaStream_t s)
+{
+    return bench_exscan_sum_f32(in, n, out, NULL, w, wb, s);
+}
+static cudaError_t exscan_i32(const int32_t *in, size_t n, int32_t *out, void *w, size_t wb, cudaStream_t s)
+{
+    return bench_exscan_sum_i32(in, n, out, NULL, w, wb, s);
+}
+
 template <class T, class Cub>
 static void run_scan_row(Bench &b, const char *row, GenScanFn<T> gen, Cub cub, bool exclusive, const std::vector<int> &logs)
 {
@@ -1055,16 +1065,10 @@ int main(int argc, char **argv)
         run_row<mat2u>(b, "mat2u mul", bench_reduce_mat2mul_mat2u, CubMat2Mul(), CHECK_HOST_PRODUCT, logs16);
     }
     if (wanted(only, "scan")) {
-        auto exf32 = [](const float *in, size_t n, float *out, void *w, size_t wb, cudaStream_t s) {
-            return bench_exscan_sum_f32(in, n, out, NULL, w, wb, s);
-        };
-        auto exi32 = [](const int32_t *in, size_t n, int32_t *out, void *w, size_t wb, cudaStream_t s) {
-            return bench_exscan_sum_i32(in, n, out, NULL, w, wb, s);
-        };
         run_scan_row<float>(b, "f32 scan", bench_scan_sum_f32, CubInclusiveSum(), false, logs);
-        run_scan_row<float>(b, "f32 exscan", exf32, CubExclusiveSum(), true, logs);
+        run_scan_row<float>(b, "f32 exscan", exscan_f32, CubExclusiveSum(), true, logs);
         run_scan_row<int32_t>(b, "i32 scan", bench_scan_sum_i32, CubInclusiveSum(), false, logs);
-        run_scan_row<int32_t>(b, "i32 exscan", exi32, CubExclusiveSum(), true, logs);
+        run_scan_row<int32_t>(b, "i32 exscan", exscan_i32, CubExclusiveSum(), true, logs);
         run_scan_row<mat2u>(b, "mat2u scan", bench_scan_mat2mul_mat2u, CubMat2Scan(), false, logs16);
     }
 
@@ -1102,11 +1106,8 @@ int main(int argc, char **argv)
 #endif
     if (only && strcmp(only, "medium") == 0) {   // between the small-input shapes and the large ones
         const std::vector<int> mid = {17, 18, 19, 20, 21};
-        auto exf32 = [](const float *in, size_t n, float *out, void *w, size_t wb, cudaStream_t s) {
-            return bench_exscan_sum_f32(in, n, out, NULL, w, wb, s);
-        };
         run_scan_row<float>(b, "f32 scan", bench_scan_sum_f32, CubInclusiveSum(), false, mid);
-        run_scan_row<float>(b, "f32 exscan", exf32, CubExclusiveSum(), true, mid);
+        run_scan_row<float>(b, "f32 exscan", exscan_f32, CubExclusiveSum(), true, mid);
         run_scan_row<int32_t>(b, "i32 scan", bench_scan_sum_i32, CubInclusiveSum(), false, mid);
         run_scan_row<mat2u>(b, "mat2u scan", bench_scan_mat2mul_mat2u, CubMat2Scan(), false, mid);
         for (int lg : mid)

@@ -6,8 +6,7 @@
 #   bash bench/trace/run.sh [log2 n]     (default 28)
 set -e
 cd "$(dirname "$0")/../.."
-export PATH=/usr/local/cuda/bin:$PATH
-. tests/gpu/pyshim.sh   # assocgen importable on the lent machine
+. bench/build.sh   # PATH, the generator
 tmp=$(mktemp -d)
 python3 -m assocgen bench/trace/trace_spec.toml -o "$tmp/src" --no-compile-check > /dev/null
 python3 bench/trace/patch_trace.py "$tmp/src/bench_scan_sum_f32.cu" "$tmp/scan_trace.cu"

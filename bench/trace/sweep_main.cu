@@ -130,7 +130,7 @@ int main(int argc, char **argv)
         {"nolb", sw_nolb_b256_t16, sw_nolb_b256_t16_workspace_bytes, false},
         {"256x16 blockIdx", sw_nt_b256_t16, sw_nt_b256_t16_workspace_bytes, true},
     };
-    const int tiles_list[] = {1, 4, 8, 16, 24, 31, 32, 33, 40, 48, 64, 96, 128, 192, 256};
+    const std::vector<int> tiles_list = {1, 4, 8, 16, 24, 31, 32, 33, 40, 48, 64, 96, 128, 192, 256};
     CachedAlloc alloc;
     if (strchr(part, 'A')) {
         printf("A. segscan by i32 keys (avg 1000), hot, us a call: per call / graph; 4096-element tiles\n");
@@ -138,8 +138,7 @@ int main(int argc, char **argv)
         for (const Shape &s : shapes) printf(" | %15s", s.name);
         printf(" | %15s | best graph vs thrust\n", "thrust");
     }
-    for (int tiles : tiles_list) {
-        if (!strchr(part, 'A')) break;
+    for (int tiles : strchr(part, 'A') ? tiles_list : std::vector<int>{}) {
         const size_t n = (size_t)tiles * 4096;
         printf("%7d %8zu", tiles, n);
         double best = 1e30;
@@ -175,13 +174,12 @@ int main(int argc, char **argv)
         printf("\nC. 256x16 traced, us from the first tile's start: the last start, the last end; means over tiles\n"
                "   of ticket (start to ticket known), load (loads and thread 0's own fold), look-back (the block\n"
                "   scan and the look-back, to prefix known), store (to the end of warp 0's store)\n");
-    for (int tiles : {1, 16, 32, 64, 128, 256}) {
-        if (!strchr(part, 'C')) break;
+    for (int tiles : strchr(part, 'C') ? std::vector<int>{1, 16, 32, 64, 128, 256} : std::vector<int>{}) {
         const size_t n = (size_t)tiles * 4096, wb = sw_tr_b256_t16_workspace_bytes(n);
         unsigned long long *tr, *null = nullptr;
         CHECK(cudaMalloc(&tr, tiles * 48));
         std::vector<unsigned long long> t(tiles * 6);
-        double sums[6] = {0}, last_start = 0, last_end = 0;
+        double sums[4] = {0}, last_start = 0, last_end = 0;   // ticket, load, look-back, store
         const int reps = 5;
         for (int r = 0; r < reps; ++r) {
             CHECK(sw_set_trace(null));
@@ -225,18 +223,18 @@ int main(int argc, char **argv)
     }
 
     // B. segmented reduce by offsets, each spans kernel forced
-    if (strchr(part, 'B'))
-        printf("\nB. segreduce by i32 offsets, hot, graph us a call, by the spans table's row forced (-1: as built)\n");
     const char *rows[] = {"-1", "lanes1", "lanes2", "lanes4", "lanes8", "lanes16", "lanes32", "block128", "block256", "block512"};
     struct Case { int lg; int avg; };
-    const Case cases[] = {{12, 128}, {14, 128}, {16, 128}, {12, 1000}, {16, 1000}, {18, 1000}, {18, 128}, {20, 1000}};
-    printf("%4s %5s %6s", "lg", "avg", "segs");
-    for (const char *r : rows) printf(" %8s", r);
-    printf(" %8s  best vs cub\n", "cub");
+    const std::vector<Case> cases = {{12, 128}, {14, 128}, {16, 128}, {12, 1000}, {16, 1000}, {18, 1000}, {18, 128}, {20, 1000}};
+    if (strchr(part, 'B')) {
+        printf("\nB. segreduce by i32 offsets, hot, graph us a call, by the spans table's row forced (-1: as built)\n");
+        printf("%4s %5s %6s", "lg", "avg", "segs");
+        for (const char *r : rows) printf(" %8s", r);
+        printf(" %8s  best vs cub\n", "cub");
+    }
     void *cub_tmp = nullptr;
     size_t cub_bytes = 0;
-    for (const Case &c : cases) {
-        if (!strchr(part, 'B')) break;
+    for (const Case &c : strchr(part, 'B') ? cases : std::vector<Case>{}) {
         const size_t n = (size_t)1 << c.lg;
         std::vector<int> off;
         size_t p = 0;
