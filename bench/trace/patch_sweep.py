@@ -4,7 +4,7 @@
 # overridable: sw_force_span >= 0 picks that row of the spans table.  Stops with a message if the
 # generated code no longer has the lines it hooks into.  Also (3) a traced copy of ss_b256_t16
 # (patch_trace.py's stamps, into sw_trace), sw_tr_b256_t16, and (4) one taking its tiles in
-# blockIdx order instead of by ticket, sw_nt_b256_t16.
+# blockIdx order instead of by ticket, sw_nt_b256_t16; (5) part E's copies of ss_b512_t8 (below).
 import os
 import re
 import sys
@@ -31,6 +31,55 @@ open(f"{d}/sw_nt_b256_t16.cu", "w").write(
     s.replace(ticket, "tile_ticket = blockIdx.x;").replace("sw_ss_b256_t16", "sw_nt_b256_t16")
 )
 
+# (5) part E, a waterfall of 512 x 8: each copy leaves out one more part of the call (wrong results
+# from the first: diagnostics of what each part costs), and two single changes to the whole call
+s512 = open(f"{d}/sw_ss_b512_t8.cu").read()
+look_back = re.search(r"ag_look_back\(warp_totals\[\d+\], slots, n_tiles, tile, lane\)", s512)
+heads = re.search(
+    r"    /\* segment heads, one bit an item.*?\n(?=    if \(staged\) \{\n        ag_copy_async_wait)", s512, re.S
+)
+clear = "    if (tiles > 1) {\n        /* the ticket counter and every slot's flags start at zero */"
+keys_path = "        if (staged && full) {\n            /* keys: coalesced 16-byte loads"
+pdl = "config->numAttrs = allowed && early > 0 ? 1 : 0;"
+KEYS_ONLY = """    unsigned int head_mask = 0;
+    {
+        const uint4 *ksrc = (const uint4 *)(keys + tile_base + warp * 256);
+        const uint4 a = ksrc[lane], b = ksrc[32 + lane];
+        head_mask = (a.x ^ b.w) == 0x7fffffffu;
+    }
+"""
+if "        __nanosleep(32);\n" not in s512:
+    sys.exit("patch_sweep: sw_ss_b512_t8.cu's look-back no longer sleeps 32 ns between polls")
+if not look_back or not heads or clear not in s512 or keys_path not in s512 or pdl not in s512 or ticket not in s512:
+    sys.exit("patch_sweep: sw_ss_b512_t8.cu no longer has the lines part E changes")
+changes = {
+    "nolb": (look_back.group(0), "ag_seg_identity()"),
+    "bid": (ticket, "tile_ticket = blockIdx.x;"),
+    "noclear": (clear, clear.replace("if (tiles > 1)", "if (0)")),
+    "noheads": (heads.group(0), "    unsigned int head_mask = 0;\n"),
+    "ballot": (keys_path, keys_path.replace("if (staged && full)", "if (0)")),
+    "nopdl": (pdl, "config->numAttrs = 0;"),
+    # the look-back polls without sleeping between loads
+    "nosleep": ("        __nanosleep(32);\n", ""),
+    # no head bits, but the keys still loaded (an unlikely test of them keeps the loads)
+    "keysonly": (heads.group(0), KEYS_ONLY),
+}
+for name, parts in (
+    ("e1", ["nolb"]),
+    ("e2", ["nolb", "bid"]),
+    ("e3", ["nolb", "bid", "noclear"]),
+    ("e4", ["nolb", "bid", "noclear", "noheads"]),
+    ("eb", ["ballot"]),
+    ("ep", ["nopdl"]),
+    ("ei", ["bid"]),
+    ("en", ["nosleep"]),
+    ("ek", ["nolb", "bid", "noclear", "keysonly"]),
+):
+    v = s512
+    for c in parts:
+        v = v.replace(*changes[c])
+    open(f"{d}/sw_{name}_b512_t8.cu", "w").write(v.replace("sw_ss_b512_t8", f"sw_{name}_b512_t8"))
+
 s = open(f"{d}/sw_sr.cu").read()
 loop = "        unsigned int k = 0;\n        while (k + 1 < sizeof spans / sizeof spans[0] && avg > spans[k].most)\n            ++k;\n"
 n = s.count(loop)
@@ -39,4 +88,6 @@ if n == 0:
 s = s.replace(loop, loop + "        if (sw_force_span >= 0)\n            k = (unsigned int)sw_force_span;\n")
 s = s.replace("#include <cuda_runtime.h>\n", "#include <cuda_runtime.h>\nint sw_force_span = -1;\n", 1)
 open(f"{d}/sw_sr.cu", "w").write(s)
-print(f"patched: the look-back-free, traced and blockIdx copies of ss_b256_t16; {n} spans choices")
+print(
+    f"patched: the look-back-free, traced and blockIdx copies of ss_b256_t16; part E's copies of ss_b512_t8; {n} spans choices"
+)

@@ -4,7 +4,7 @@
 # order) and an override of the segmented reduce's spans choice (patch_sweep.py), builds
 # sweep_main.cu and runs the parts asked for (its top comment says what each prints).  A
 # diagnostic, not a test.
-#   bash bench/trace/sweep.sh [PARTS...: any of A, B, C, D; default A B C]
+#   bash bench/trace/sweep.sh [PARTS...: any of A, B, C, D, E; default A B C]
 set -e
 cd "$(dirname "$0")/../.."
 . bench/build.sh

@@ -10,8 +10,13 @@
 //   D. three calls each of 256 x 16 and of Thrust at 64 tiles, for a profiler, e.g.
 //      ncu --kernel-name regex:"^sw_k_segscan_sum_f32_by_i32_b256_t16$|DeviceScanByKeyKernel"
 //          --launch-skip 2 --launch-count 2 build/sweep/sweep D
-// Checks every scan shape and spans row against a host reference (nolb excepted).
-//   sweep [PARTS...]   (any of A, B, C, D, in one word or several; default A B C)
+//   E. 512 x 8 whole-call changes (tiles in blockIdx order, the keys' head bits by ballots, no
+//      programmatic dependent launch), then a waterfall of copies that each leave out one more part
+//      (the look-back, the ticket, the clear launch, the keys' head bits), beside Thrust, CUB's
+//      plain sum of the values and a device-to-device copy of them (patch_sweep.py);
+// Checks every scan shape, E's whole-call changes and every spans row against a host reference.
+//   sweep [PARTS...]   (any of A, B, C, D, E, in one word or several; default A B C)
+//   SWEEP_TILES=192,256,384,512 sets part A's tile counts (up to 512)
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -23,6 +28,7 @@
 #include <vector>
 
 #include <cuda_runtime.h>
+#include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
 #include <thrust/execution_policy.h>
 #include <thrust/scan.h>
@@ -38,6 +44,10 @@ extern "C" size_t sw_tr_b256_t16_workspace_bytes(size_t);
 extern "C" cudaError_t sw_nt_b256_t16(const float *, const int32_t *, size_t, float *, void *, size_t, cudaStream_t);
 extern "C" size_t sw_nt_b256_t16_workspace_bytes(size_t);
 extern "C" cudaError_t sw_set_trace(unsigned long long *);
+#define SW_E(name)                                                                                                \
+    extern "C" cudaError_t sw_##name##_b512_t8(const float *, const int32_t *, size_t, float *, void *, size_t, cudaStream_t); \
+    extern "C" size_t sw_##name##_b512_t8_workspace_bytes(size_t);
+SW_E(e1) SW_E(e2) SW_E(e3) SW_E(e4) SW_E(eb) SW_E(ep) SW_E(ei) SW_E(en) SW_E(ek)
 
 static cudaStream_t stream;
 static cudaEvent_t ev0, ev1;
@@ -92,7 +102,7 @@ int main(int argc, char **argv)
     CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     CHECK(cudaEventCreate(&ev0));
     CHECK(cudaEventCreate(&ev1));
-    const size_t max_n = (size_t)256 * 4096;
+    const size_t max_n = (size_t)512 * 4096;
     std::vector<float> h_in(max_n);
     std::vector<int32_t> h_keys(max_n);
     {
@@ -127,11 +137,35 @@ int main(int argc, char **argv)
         {"512x8", sw_ss_b512_t8, sw_ss_b512_t8_workspace_bytes, true},
         {"128x8", sw_ss_b128_t8, sw_ss_b128_t8_workspace_bytes, true},
         {"256x4", sw_ss_b256_t4, sw_ss_b256_t4_workspace_bytes, true},
+        {"1024x8", sw_ss_b1024_t8, sw_ss_b1024_t8_workspace_bytes, true},
+        {"1024x4", sw_ss_b1024_t4, sw_ss_b1024_t4_workspace_bytes, true},
         {"nolb", sw_nolb_b256_t16, sw_nolb_b256_t16_workspace_bytes, false},
         {"256x16 blockIdx", sw_nt_b256_t16, sw_nt_b256_t16_workspace_bytes, true},
     };
-    const std::vector<int> tiles_list = {1, 4, 8, 16, 24, 31, 32, 33, 40, 48, 64, 96, 128, 192, 256};
+    std::vector<int> tiles_list = {1, 4, 8, 16, 24, 31, 32, 33, 40, 48, 64, 96, 128, 192, 256};
+    if (const char *t = getenv("SWEEP_TILES")) {   // part A's tile counts, e.g. "192,256,384,512"
+        tiles_list.clear();
+        for (char *e; *t; t = *e ? e + 1 : e) {
+            const long v = strtol(t, &e, 10);
+            if (e == t || v < 1 || (size_t)v * 4096 > max_n) { fprintf(stderr, "SWEEP_TILES: 1..%zu, by commas\n", max_n / 4096); return 2; }
+            tiles_list.push_back((int)v);
+        }
+    }
     CachedAlloc alloc;
+    // the scan by keys in `out` against the host's, a line and a failure where it differs
+    const auto check_scan = [&](const char *name, size_t n) {
+        std::vector<float> got(n);
+        CHECK(cudaMemcpy(got.data(), out, n * 4, cudaMemcpyDeviceToHost));
+        double acc = 0;
+        for (size_t i = 0; i < n; ++i) {
+            acc = (i == 0 || h_keys[i] != h_keys[i - 1]) ? h_in[i] : acc + h_in[i];
+            if (std::fabs(got[i] - acc) > 1e-4 * std::fabs(acc) + 1e-3) {
+                printf("\nMISMATCH %s n=%zu at %zu: %g want %g\n", name, n, i, got[i], acc);
+                ++failures;
+                return;
+            }
+        }
+    };
     if (strchr(part, 'A')) {
         printf("A. segscan by i32 keys (avg 1000), hot, us a call: per call / graph; 4096-element tiles\n");
         printf("%7s %8s", "tiles", "n");
@@ -150,23 +184,58 @@ int main(int argc, char **argv)
             printf(" | %6.2f / %6.2f", pc, gr);
             if (s.check) {
                 best = std::min(best, gr);
-                std::vector<float> got(n);
-                CHECK(cudaMemcpy(got.data(), out, n * 4, cudaMemcpyDeviceToHost));
-                double acc = 0;
-                for (size_t i = 0; i < n; ++i) {
-                    acc = (i == 0 || h_keys[i] != h_keys[i - 1]) ? h_in[i] : acc + h_in[i];
-                    if (std::fabs(got[i] - acc) > 1e-4 * std::fabs(acc) + 1e-3) {
-                        printf("\nMISMATCH %s n=%zu at %zu: %g want %g\n", s.name, n, i, got[i], acc);
-                        ++failures;
-                        break;
-                    }
-                }
+                check_scan(s.name, n);
             }
         }
         double pc, gr;
         time_call([&] { thrust::inclusive_scan_by_key(thrust::cuda::par_nosync(alloc).on(stream), keys, keys + n, in, ref); },
                   &pc, &gr);
         printf(" | %6.2f / %6.2f | %.2fx\n", pc, gr, gr / best);
+    }
+
+    // E. a waterfall of 512 x 8 (patch_sweep.py): whole-call changes (checked), then copies that each
+    // leave out one more part (not checked), beside Thrust, CUB's plain sum of the values and a copy
+    const Shape wf[] = {
+        {"512x8", sw_ss_b512_t8, sw_ss_b512_t8_workspace_bytes, true},
+        {"blockIdx", sw_ei_b512_t8, sw_ei_b512_t8_workspace_bytes, true},
+        {"ballot", sw_eb_b512_t8, sw_eb_b512_t8_workspace_bytes, true},
+        {"no PDL", sw_ep_b512_t8, sw_ep_b512_t8_workspace_bytes, true},
+        {"no sleep", sw_en_b512_t8, sw_en_b512_t8_workspace_bytes, true},
+        {"-lookback", sw_e1_b512_t8, sw_e1_b512_t8_workspace_bytes, false},
+        {"-ticket", sw_e2_b512_t8, sw_e2_b512_t8_workspace_bytes, false},
+        {"-clear", sw_e3_b512_t8, sw_e3_b512_t8_workspace_bytes, false},
+        {"-bits", sw_ek_b512_t8, sw_ek_b512_t8_workspace_bytes, false},
+        {"-heads", sw_e4_b512_t8, sw_e4_b512_t8_workspace_bytes, false},
+    };
+    if (strchr(part, 'E')) {
+        printf("\nE. 512x8 waterfall, hot, graph us a call; '-' columns each leave out one more part (wrong results)\n");
+        printf("%7s %8s", "tiles", "n");
+        for (const Shape &s : wf) printf(" %9s", s.name);
+        printf(" %9s %9s %9s\n", "thrust", "cub sum", "copy");
+    }
+    void *scan_tmp = nullptr;
+    size_t scan_bytes = 0;
+    for (int tiles : strchr(part, 'E') ? std::vector<int>{1, 16, 32, 64, 128, 256} : std::vector<int>{}) {
+        const size_t n = (size_t)tiles * 4096;
+        printf("%7d %8zu", tiles, n);
+        for (const Shape &s : wf) {
+            double pc, gr;
+            const size_t wb = s.wfn(n);
+            time_call([&] { CHECK(s.fn(in, keys, n, out, work, wb, stream)); }, &pc, &gr);
+            printf(" %9.2f", gr);
+            if (s.check) check_scan(s.name, n);
+        }
+        double pc, gr;
+        time_call([&] { thrust::inclusive_scan_by_key(thrust::cuda::par_nosync(alloc).on(stream), keys, keys + n, in, ref); },
+                  &pc, &gr);
+        printf(" %9.2f", gr);
+        size_t need = 0;
+        CHECK(cub::DeviceScan::InclusiveSum(nullptr, need, in, ref, (int)n, stream));
+        if (need > scan_bytes) { if (scan_tmp) CHECK(cudaFree(scan_tmp)); CHECK(cudaMalloc(&scan_tmp, need)); scan_bytes = need; }
+        time_call([&] { CHECK(cub::DeviceScan::InclusiveSum(scan_tmp, scan_bytes, in, ref, (int)n, stream)); }, &pc, &gr);
+        printf(" %9.2f", gr);
+        time_call([&] { CHECK(cudaMemcpyAsync(ref, in, n * 4, cudaMemcpyDeviceToDevice, stream)); }, &pc, &gr);
+        printf(" %9.2f\n", gr);
     }
 
     // C. where a 256 x 16 tile's time goes: one traced call after warm-up (untraced) calls

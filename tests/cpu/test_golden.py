@@ -23,8 +23,8 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "d91569782ec19c5ec770e64a312aa84b7ebc42f1baf3e4b0285638195dc38290",
-    "single_header": "50f5f4a47631d1a852e51633e03b1439a956e60259cb0892a126eeb764e000b2",
+    "sources": "8e6f0a866801a5c73564415f39ff1bef49462059158a1eaabbd763ec91f7a0cd",
+    "single_header": "a811d2e5b2fce5f2778ce4237d5b0ec876aebf340485132feaccae86c6dff6ea",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "a678d74c2f8f992114ee350ab038ba0541b3db5bf99e522363b7399111926a9d",
