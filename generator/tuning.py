@@ -260,6 +260,7 @@ class ScanShape:
     pdl_max_bytes: int = 0  # ... only up to this many input bytes (0: at any size)
     one_launch_totals: int = 0  # segments by offsets: one launch up to block x this many tiles
     seg_spans: SegmentSpans = None  # segments by offsets: a group or a block a segment, by average length
+    by_block_min: int = 0  # a one-pass scan: tiles in blockIdx order from this many (where all fit at once)
 
     @property
     def tile(self) -> int:
@@ -331,6 +332,7 @@ def scan_shape(inst) -> ScanShape:
         pdl_max_bytes=SEGMENT_PDL_MAX_BYTES if inst.heads == Heads.OFFSETS else 0,
         one_launch_totals=SEGMENT_ONE_LAUNCH_TOTALS if resident and inst.heads == Heads.OFFSETS else 0,
         seg_spans=segment_spans(op) if inst.heads == Heads.OFFSETS else None,
+        by_block_min=BY_BLOCK_MIN_TILES,
     )
 
 
@@ -421,6 +423,17 @@ def segment_spans(op):
     )
 
 
+# A one-pass scan takes its tiles in blockIdx order, with no ticket (an atomic on one counter that
+# every tile waits on), where they are at least this many and all fit on the GPU at once (the host
+# asks the occupancy API once a device); otherwise in ticket order, the order blocks really start.
+# Measured on the H100, hot, from a graph (bench/results/h100-2026-11-25-key-heads.txt): the scan by
+# key in 256 x 16 tiles took 10.37 us at 512 tiles against 11.89 by ticket, 8.06 against 8.60 at 256,
+# 6.62 against 6.94 at 128; but by ticket 3.92 against 4.09 at 8 tiles, and with blockIdx order
+# from 1 tile on, the benchmark's plain 4-byte scans at 2^20 (114 tiles) ran at 0.95-0.97 of ticket
+# order and the scan by key at 2^14 (16 tiles) at 0.91.
+BY_BLOCK_MIN_TILES = 128
+
+
 # ---- shapes by size: where a scan's default tile leaves the GPU short of work
 
 # A plain scan of 4-byte elements (and accumulators) in its default shape (256 x 36, resident)
@@ -453,9 +466,25 @@ SEGMENT_SIZE_SHAPES = ((1 << 21, 256, 8),)
 # medium, bench/results/h100-2026-11-25-lookback-sweep.txt).  Between 2^13 and 2^15, 256 x 4 (tiles
 # of 1024): 3.58 / 3.49 us at 2^14 / 2^15 in the sweep against 4.45 / 4.52 for 512 x 8 (2.74 against
 # 3.38 at 2^12, where 512 x 8 stays), and the benchmark's scan by key at 2^14 1.26-1.30x from a graph
-# (0.95-0.96x -> 1.21-1.25x Thrust).  Measured on the f32 sum by i32 keys; it applies to every 4-byte
-# segmented scan, by flags or keys, inclusive or exclusive
-SEGSCAN_SIZE_SHAPES = ((1 << 13, 512, 8), (1 << 15, 256, 4), (1 << 20, 512, 8), (1 << 21, 256, 16))
+# (0.95-0.96x -> 1.21-1.25x Thrust).  Since the keys' head bits merge without a slow path and tiles
+# that all fit at once go in blockIdx order, the sweep (hot, from a graph, against Thrust; bench/
+# results/h100-2026-11-25-key-heads.txt) puts 256 x 16 within 1-2% of 512 x 8 at 1 and 16 tiles of
+# 4096 (in the benchmark, from a graph, 1.03x at 2^12 but 0.94-0.98x at 2^16, where 512 x 8 stays)
+# and ahead at 24-32 (4.38 against 4.52 us), 1024 x 8 ahead at 48-64 (5.36-5.38; 512 x 8 5.67-
+# 5.82, Thrust 5.19-5.29) and at 256 (7.70 against 7.99, Thrust 7.27), 1024 x 4 at 96-128 (6.03 /
+# 6.37 against 6.34 / 6.81 for 1024 x 8, Thrust 5.63 / 6.16), and 256 x 16 at 512 (10.37; 512 x 8,
+# too many tiles to fit at once there, 13.39; Thrust 13.14).  Measured on the f32 sum by i32 keys; it
+# applies to every 4-byte segmented scan, by flags or keys, inclusive or exclusive
+SEGSCAN_SIZE_SHAPES = (
+    (1 << 13, 256, 16),
+    (1 << 15, 256, 4),
+    (1 << 16, 512, 8),
+    (1 << 17, 256, 16),
+    (1 << 18, 1024, 8),
+    (1 << 19, 1024, 4),
+    (1 << 20, 1024, 8),
+    (1 << 21, 256, 16),
+)
 
 
 def size_shapes(inst) -> list:

@@ -5,7 +5,7 @@
 # reduce_sum_f32 or reduce_mat2mul_mat2u); the copies
 # run as rows of the bench (`--only ab`), each beside CUB and a copy on the same data, in the
 # order given (name `base` twice to see the run-to-run spread).  A diagnostic, not a test.
-#   bash bench/trace/ab.sh [--build-only] base blockidx scan_mat2mul_mat2u:lanestore base
+#   bash bench/trace/ab.sh [--build-only] base ticket scan_mat2mul_mat2u:lanestore base
 #   AB_LOGS="24, 28" (default) sets the sizes (log2 n); build/ab/bench --only ab reruns it
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -3,14 +3,14 @@
 # ceiling of the tile work), public name sw_nolb_b256_t16; (2) the segmented reduce's spans choice
 # overridable: sw_force_span >= 0 picks that row of the spans table.  Stops with a message if the
 # generated code no longer has the lines it hooks into.  Also (3) a traced copy of ss_b256_t16
-# (patch_trace.py's stamps, into sw_trace), sw_tr_b256_t16, and (4) one taking its tiles in
-# blockIdx order instead of by ticket, sw_nt_b256_t16; (5) part E's copies of ss_b512_t8 (below).
+# (patch_trace.py's stamps, into sw_trace), sw_tr_b256_t16, and (4) one taking its tiles by ticket
+# even where they all fit at once, sw_nt_b256_t16; (5) part E's copies of ss_b512_t8 (below).
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from patch_trace import traced  # noqa: E402
+from patch_trace import BY_BLOCK, ticket_order, traced  # noqa: E402
 
 d = sys.argv[1]
 
@@ -24,12 +24,7 @@ open(f"{d}/sw_nolb_b256_t16.cu", "w").write(s)
 s = open(f"{d}/sw_ss_b256_t16.cu").read()
 setter = 'extern "C" cudaError_t sw_set_trace(unsigned long long *p) { return cudaMemcpyToSymbol(sw_trace, &p, sizeof p); }\n'
 open(f"{d}/sw_tr_b256_t16.cu", "w").write(traced(s, "sw_trace").replace("sw_ss_b256_t16", "sw_tr_b256_t16") + setter)
-ticket = "tile_ticket = n_tiles == 1 ? 0u : atomicAdd(work, 1u);"
-if ticket not in s:
-    sys.exit("patch_sweep: no ticket in sw_ss_b256_t16.cu")
-open(f"{d}/sw_nt_b256_t16.cu", "w").write(
-    s.replace(ticket, "tile_ticket = blockIdx.x;").replace("sw_ss_b256_t16", "sw_nt_b256_t16")
-)
+open(f"{d}/sw_nt_b256_t16.cu", "w").write(ticket_order(s, "patch_sweep").replace("sw_ss_b256_t16", "sw_nt_b256_t16"))
 
 # (5) part E, a waterfall of 512 x 8: each copy leaves out one more part of the call (wrong results
 # from the first: diagnostics of what each part costs), and two single changes to the whole call
@@ -50,11 +45,17 @@ KEYS_ONLY = """    unsigned int head_mask = 0;
 """
 if "        __nanosleep(32);\n" not in s512:
     sys.exit("patch_sweep: sw_ss_b512_t8.cu's look-back no longer sleeps 32 ns between polls")
-if not look_back or not heads or clear not in s512 or keys_path not in s512 or pdl not in s512 or ticket not in s512:
+if (
+    not look_back
+    or not heads
+    or clear not in s512
+    or keys_path not in s512
+    or pdl not in s512
+    or not BY_BLOCK.search(s512)
+):
     sys.exit("patch_sweep: sw_ss_b512_t8.cu no longer has the lines part E changes")
 changes = {
     "nolb": (look_back.group(0), "ag_seg_identity()"),
-    "bid": (ticket, "tile_ticket = blockIdx.x;"),
     "noclear": (clear, clear.replace("if (tiles > 1)", "if (0)")),
     "noheads": (heads.group(0), "    unsigned int head_mask = 0;\n"),
     "ballot": (keys_path, keys_path.replace("if (staged && full)", "if (0)")),
@@ -66,18 +67,17 @@ changes = {
 }
 for name, parts in (
     ("e1", ["nolb"]),
-    ("e2", ["nolb", "bid"]),
-    ("e3", ["nolb", "bid", "noclear"]),
-    ("e4", ["nolb", "bid", "noclear", "noheads"]),
+    ("e3", ["nolb", "noclear"]),
+    ("e4", ["nolb", "noclear", "noheads"]),
     ("eb", ["ballot"]),
     ("ep", ["nopdl"]),
-    ("ei", ["bid"]),
+    ("ei", ["ticket"]),
     ("en", ["nosleep"]),
-    ("ek", ["nolb", "bid", "noclear", "keysonly"]),
+    ("ek", ["nolb", "noclear", "keysonly"]),
 ):
     v = s512
     for c in parts:
-        v = v.replace(*changes[c])
+        v = ticket_order(v, "patch_sweep") if c == "ticket" else v.replace(*changes[c])
     open(f"{d}/sw_{name}_b512_t8.cu", "w").write(v.replace("sw_ss_b512_t8", f"sw_{name}_b512_t8"))
 
 s = open(f"{d}/sw_sr.cu").read()
@@ -89,5 +89,5 @@ s = s.replace(loop, loop + "        if (sw_force_span >= 0)\n            k = (un
 s = s.replace("#include <cuda_runtime.h>\n", "#include <cuda_runtime.h>\nint sw_force_span = -1;\n", 1)
 open(f"{d}/sw_sr.cu", "w").write(s)
 print(
-    f"patched: the look-back-free, traced and blockIdx copies of ss_b256_t16; part E's copies of ss_b512_t8; {n} spans choices"
+    f"patched: the look-back-free, traced and ticket copies of ss_b256_t16; part E's copies of ss_b512_t8; {n} spans choices"
 )

@@ -2,12 +2,21 @@
 # tile, globaltimer at start, ticket known, thread 0's loads and fold done (before the block scan),
 # prefix known (after the look-back) and the end of warp 0's store (the staged path), and the SM,
 # into g_trace[tile * 6 + k].  A file of several shapes by n is refused (render one shape: an
-# explicit block and items).  --blockidx takes tiles in blockIdx order instead of by ticket.  Stops
+# explicit block and items).  --ticket takes tiles by ticket even where they all fit at once.  Stops
 # with a message if the generated code no longer has the lines it hooks into.
 import re
 import sys
 
 STAMPS = 6  # start, loads and fold done, prefix known, end, SM, ticket known
+# where every tile fits on the GPU at once the host picks blockIdx order; without this, tickets always
+BY_BLOCK = re.compile(r"        if \(tiles >= \d+ && tiles <= \(size_t\)at_once\)\n            by_block = 1;\n")
+
+
+def ticket_order(s, what="patch_trace"):
+    """The scan source `s` taking its tiles by ticket at every size (more than one tile)."""
+    if not BY_BLOCK.search(s):
+        sys.exit(f"{what}: the generated scan no longer picks blockIdx order where its tiles fit")
+    return BY_BLOCK.sub("", s)
 
 
 def insert(s, anchor, text, before=True):
@@ -28,12 +37,10 @@ def traced(s, trace="g_trace"):
         '{ unsigned long long t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t; }\n',
         before=False,
     )
-    s = insert(
-        s, "    if (threadIdx.x == 0) {\n        tile_ticket = ", "    const unsigned long long t_start = ag_gtime();\n"
-    )
+    s = insert(s, "    unsigned int ticket = blockIdx.x;\n", "    const unsigned long long t_start = ag_gtime();\n")
     s = insert(
         s,
-        "    const unsigned int tile = tile_ticket;\n",
+        "    const unsigned int tile = ticket;\n",
         f"    if (threadIdx.x == 0 && {trace}) {{\n"
         "        unsigned int sm;\n"
         '        asm volatile("mov.u32 %0, %smid;" : "=r"(sm));\n'
@@ -66,9 +73,6 @@ if __name__ == "__main__":
     src, dst = sys.argv[1], sys.argv[2]
     s = traced(open(src).read())
     s += "\nextern const unsigned int g_trace_tile = AG_TILE;   /* elements a tile, for the host side */\n"
-    if "--blockidx" in sys.argv[3:]:
-        anchor = "tile_ticket = n_tiles == 1 ? 0u : atomicAdd(work, 1u);"
-        if anchor not in s:
-            sys.exit("patch_trace: no ticket to replace")
-        s = s.replace(anchor, "tile_ticket = blockIdx.x;", 1)
+    if "--ticket" in sys.argv[3:]:
+        s = ticket_order(s)
     open(dst, "w").write(s)

@@ -3,7 +3,7 @@ reduce (bench/trace/ab.sh): its public functions renamed to ab_NAME, and one or 
 applied, named on the command line and joined by '+':
   base       no change
 scans:
-  blockidx   tiles in blockIdx order instead of by ticket (relies on dispatch order)
+  ticket     tiles by ticket even where they all fit at once (the generated scan's blockIdx order)
   prefetch   cp.async loads with an L2::256B prefetch hint
   bulkload   a full tile's run loaded by one bulk copy a warp (TMA, completes on an mbarrier)
   nosleep    the look-back polls without __nanosleep
@@ -22,8 +22,12 @@ Stops with a message if the generated code no longer has the lines a change hook
   python3 bench/trace/patch_variant.py SRC.cu DST.cu NAME CHANGE[+CHANGE...]
 """
 
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from patch_trace import ticket_order  # noqa: E402
 
 
 def replace(s, old, new, what):
@@ -32,8 +36,8 @@ def replace(s, old, new, what):
     return s.replace(old, new, 1)
 
 
-def blockidx(s):
-    return replace(s, "tile_ticket = n_tiles == 1 ? 0u : atomicAdd(work, 1u);", "tile_ticket = blockIdx.x;", "blockidx")
+def ticket(s):
+    return ticket_order(s, "patch_variant")
 
 
 def prefetch(s):
@@ -203,7 +207,7 @@ def nosleep(s):
 
 CHANGES = {
     "base": lambda s: s,
-    "blockidx": blockidx,
+    "ticket": ticket,
     "prefetch": prefetch,
     "bulkload": bulkload,
     "nosleep": nosleep,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Where the segmented rows lose at small and medium n (issue 19), on a GPU: generates
-# sweep_spec.toml, patches copies of one scan shape (without its look-back, traced, in blockIdx
+# sweep_spec.toml, patches copies of one scan shape (without its look-back, traced, by ticket
 # order) and an override of the segmented reduce's spans choice (patch_sweep.py), builds
 # sweep_main.cu and runs the parts asked for (its top comment says what each prints).  A
 # diagnostic, not a test.

@@ -3,16 +3,16 @@
 //   A. a segmented scan by i32 keys (segments averaging 1000) in fixed shapes, by the number of
 //      4096-element tiles, against thrust::inclusive_scan_by_key; `nolb` is 256 x 16 without its
 //      look-back (wrong results: the ceiling of the tile work, patch_sweep.py);
-//      (and `256x16 blockIdx`, the same taking its tiles in blockIdx order instead of by ticket);
+//      (and `256x16 ticket`, the same taking its tiles by ticket even where they all fit at once);
 //   B. the segmented reduce by offsets with each row of its spans table forced, against
 //      cub::DeviceSegmentedReduce::Sum;
 //   C. one traced call of 256 x 16 (patch_trace.py's stamps): where a tile's time goes;
 //   D. three calls each of 256 x 16 and of Thrust at 64 tiles, for a profiler, e.g.
 //      ncu --kernel-name regex:"^sw_k_segscan_sum_f32_by_i32_b256_t16$|DeviceScanByKeyKernel"
 //          --launch-skip 2 --launch-count 2 build/sweep/sweep D
-//   E. 512 x 8 whole-call changes (tiles in blockIdx order, the keys' head bits by ballots, no
+//   E. 512 x 8 whole-call changes (tiles by ticket at every count, the keys' head bits by ballots, no
 //      programmatic dependent launch), then a waterfall of copies that each leave out one more part
-//      (the look-back, the ticket, the clear launch, the keys' head bits), beside Thrust, CUB's
+//      (the look-back, the clear launch, the keys' head bits), beside Thrust, CUB's
 //      plain sum of the values and a device-to-device copy of them (patch_sweep.py);
 // Checks every scan shape, E's whole-call changes and every spans row against a host reference.
 //   sweep [PARTS...]   (any of A, B, C, D, E, in one word or several; default A B C)
@@ -47,7 +47,7 @@ extern "C" cudaError_t sw_set_trace(unsigned long long *);
 #define SW_E(name)                                                                                                \
     extern "C" cudaError_t sw_##name##_b512_t8(const float *, const int32_t *, size_t, float *, void *, size_t, cudaStream_t); \
     extern "C" size_t sw_##name##_b512_t8_workspace_bytes(size_t);
-SW_E(e1) SW_E(e2) SW_E(e3) SW_E(e4) SW_E(eb) SW_E(ep) SW_E(ei) SW_E(en) SW_E(ek)
+SW_E(e1) SW_E(e3) SW_E(e4) SW_E(eb) SW_E(ep) SW_E(ei) SW_E(en) SW_E(ek)
 
 static cudaStream_t stream;
 static cudaEvent_t ev0, ev1;
@@ -140,7 +140,7 @@ int main(int argc, char **argv)
         {"1024x8", sw_ss_b1024_t8, sw_ss_b1024_t8_workspace_bytes, true},
         {"1024x4", sw_ss_b1024_t4, sw_ss_b1024_t4_workspace_bytes, true},
         {"nolb", sw_nolb_b256_t16, sw_nolb_b256_t16_workspace_bytes, false},
-        {"256x16 blockIdx", sw_nt_b256_t16, sw_nt_b256_t16_workspace_bytes, true},
+        {"256x16 ticket", sw_nt_b256_t16, sw_nt_b256_t16_workspace_bytes, true},
     };
     std::vector<int> tiles_list = {1, 4, 8, 16, 24, 31, 32, 33, 40, 48, 64, 96, 128, 192, 256};
     if (const char *t = getenv("SWEEP_TILES")) {   // part A's tile counts, e.g. "192,256,384,512"
@@ -197,12 +197,11 @@ int main(int argc, char **argv)
     // leave out one more part (not checked), beside Thrust, CUB's plain sum of the values and a copy
     const Shape wf[] = {
         {"512x8", sw_ss_b512_t8, sw_ss_b512_t8_workspace_bytes, true},
-        {"blockIdx", sw_ei_b512_t8, sw_ei_b512_t8_workspace_bytes, true},
+        {"ticket", sw_ei_b512_t8, sw_ei_b512_t8_workspace_bytes, true},
         {"ballot", sw_eb_b512_t8, sw_eb_b512_t8_workspace_bytes, true},
         {"no PDL", sw_ep_b512_t8, sw_ep_b512_t8_workspace_bytes, true},
         {"no sleep", sw_en_b512_t8, sw_en_b512_t8_workspace_bytes, true},
         {"-lookback", sw_e1_b512_t8, sw_e1_b512_t8_workspace_bytes, false},
-        {"-ticket", sw_e2_b512_t8, sw_e2_b512_t8_workspace_bytes, false},
         {"-clear", sw_e3_b512_t8, sw_e3_b512_t8_workspace_bytes, false},
         {"-bits", sw_ek_b512_t8, sw_ek_b512_t8_workspace_bytes, false},
         {"-heads", sw_e4_b512_t8, sw_e4_b512_t8_workspace_bytes, false},
@@ -241,7 +240,7 @@ int main(int argc, char **argv)
     // C. where a 256 x 16 tile's time goes: one traced call after warm-up (untraced) calls
     if (strchr(part, 'C'))
         printf("\nC. 256x16 traced, us from the first tile's start: the last start, the last end; means over tiles\n"
-               "   of ticket (start to ticket known), load (loads and thread 0's own fold), look-back (the block\n"
+               "   of ticket (start to tile known), load (loads and thread 0's own fold), look-back (the block\n"
                "   scan and the look-back, to prefix known), store (to the end of warp 0's store)\n");
     for (int tiles : strchr(part, 'C') ? std::vector<int>{1, 16, 32, 64, 128, 256} : std::vector<int>{}) {
         const size_t n = (size_t)tiles * 4096, wb = sw_tr_b256_t16_workspace_bytes(n);

@@ -327,7 +327,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 
 static __global__ void __launch_bounds__(256, 8)
 assoc_k_exscan_sum_i32_b256_t16(const int32_t *in, size_t n, int32_t *out, int32_t init,
-    unsigned int *work, unsigned int n_tiles, int aligned16)
+    unsigned int *work, unsigned int n_tiles, int by_block, int aligned16)
 {
     __shared__ uint4 stage[8][144];
     __shared__ int32_t warp_totals[8];
@@ -337,14 +337,20 @@ assoc_k_exscan_sum_i32_b256_t16(const int32_t *in, size_t n, int32_t *out, int32
     unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
     ag_follow_stream();
 
-    /* tiles go out in ticket order, so a tile's predecessors have all started before it */
-    if (threadIdx.x == 0) {
-        tile_ticket = n_tiles == 1 ? 0u : atomicAdd(work, 1u);
-        if (n_tiles > 1 && tile_ticket == n_tiles - 1)
-            work[0] = 0u;                           /* the last ticket: the counter is free again */
+    /* tiles go out in ticket order, so a tile's predecessors have all started before it; where
+       every tile fits on the GPU at once (by_block, the host's count), in blockIdx order, which is
+       as safe (no tile waits on one that cannot start) and takes no atomic */
+    unsigned int ticket = blockIdx.x;
+    if (!by_block) {
+        if (threadIdx.x == 0) {
+            tile_ticket = atomicAdd(work, 1u);
+            if (tile_ticket == n_tiles - 1)
+                work[0] = 0u;                       /* the last ticket: the counter is free again */
+        }
+        __syncthreads();
+        ticket = tile_ticket;
     }
-    __syncthreads();
-    const unsigned int tile = tile_ticket;
+    const unsigned int tile = ticket;
     const size_t tile_base = (size_t)tile * AG_TILE;
     const size_t base = tile_base + (size_t)threadIdx.x * 16;   /* this thread's first item */
     const int full = tile_base + AG_TILE <= n;
@@ -517,7 +523,7 @@ static size_t ag_scan_workspace_bytes(size_t n)
     return AG_HEADER_WORDS * 4 + ag_slot_words_for(tiles) * 8;
 }
 
-static int ag_carveout_asked[64];   /* by device */
+static int ag_at_once[64];   /* by device: blocks of the tile kernel the GPU holds at once (0: not asked yet) */
 
 /* the scan in this shape (one of several by n) */
 static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
@@ -549,19 +555,34 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
                 return err;
         }
     }
+    int by_block = tiles == 1;
     {
-        /* the tiles live in shared memory: ask for the largest carveout, once a device */
+        /* once a device: the largest shared-memory carveout (the tiles live there), then how many
+           blocks the GPU holds at once.  Where every tile fits, no tile can wait on one that has
+           not started (short of other grids that wait on theirs beside it: then, as CUB always
+           does, on blocks starting in blockIdx order), so from {{ shape.by_block_min }} tiles on
+           (fewer start more ragged than an atomic costs) they go in that order and take no
+           ticket */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)
             return err;
-        if (dev < 0 || dev >= 64 || !ag_carveout_asked[dev]) {
+        int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
+        if (at_once == 0) {
+            int per_sm = 0, sms = 0;
             err = cudaFuncSetAttribute(assoc_k_exscan_sum_i32_b256_t16, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            if (err == cudaSuccess)
+                err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_exscan_sum_i32_b256_t16, 256, 0);
+            if (err == cudaSuccess)
+                err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
             if (err != cudaSuccess)
                 return err;
+            at_once = per_sm * sms > 1 ? per_sm * sms : 1;
             if (dev >= 0 && dev < 64)
-                ag_carveout_asked[dev] = 1;
+                ag_at_once[dev] = at_once;
         }
+        if (tiles >= 128 && tiles <= (size_t)at_once)
+            by_block = 1;
     }
     {
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
@@ -569,7 +590,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         cudaLaunchAttribute attr;
         err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t16, pdl, 1, (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t16, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t16, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -834,7 +855,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 
 static __global__ void __launch_bounds__(256, 8)
 assoc_k_exscan_sum_i32_b256_t8(const int32_t *in, size_t n, int32_t *out, int32_t init,
-    unsigned int *work, unsigned int n_tiles, int aligned16)
+    unsigned int *work, unsigned int n_tiles, int by_block, int aligned16)
 {
     __shared__ uint4 stage[8][72];
     __shared__ int32_t warp_totals[8];
@@ -844,14 +865,20 @@ assoc_k_exscan_sum_i32_b256_t8(const int32_t *in, size_t n, int32_t *out, int32_
     unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
     ag_follow_stream();
 
-    /* tiles go out in ticket order, so a tile's predecessors have all started before it */
-    if (threadIdx.x == 0) {
-        tile_ticket = n_tiles == 1 ? 0u : atomicAdd(work, 1u);
-        if (n_tiles > 1 && tile_ticket == n_tiles - 1)
-            work[0] = 0u;                           /* the last ticket: the counter is free again */
+    /* tiles go out in ticket order, so a tile's predecessors have all started before it; where
+       every tile fits on the GPU at once (by_block, the host's count), in blockIdx order, which is
+       as safe (no tile waits on one that cannot start) and takes no atomic */
+    unsigned int ticket = blockIdx.x;
+    if (!by_block) {
+        if (threadIdx.x == 0) {
+            tile_ticket = atomicAdd(work, 1u);
+            if (tile_ticket == n_tiles - 1)
+                work[0] = 0u;                       /* the last ticket: the counter is free again */
+        }
+        __syncthreads();
+        ticket = tile_ticket;
     }
-    __syncthreads();
-    const unsigned int tile = tile_ticket;
+    const unsigned int tile = ticket;
     const size_t tile_base = (size_t)tile * AG_TILE;
     const size_t base = tile_base + (size_t)threadIdx.x * 8;   /* this thread's first item */
     const int full = tile_base + AG_TILE <= n;
@@ -1024,7 +1051,7 @@ static size_t ag_scan_workspace_bytes(size_t n)
     return AG_HEADER_WORDS * 4 + ag_slot_words_for(tiles) * 8;
 }
 
-static int ag_carveout_asked[64];   /* by device */
+static int ag_at_once[64];   /* by device: blocks of the tile kernel the GPU holds at once (0: not asked yet) */
 
 /* the scan in this shape (one of several by n) */
 static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
@@ -1056,19 +1083,34 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
                 return err;
         }
     }
+    int by_block = tiles == 1;
     {
-        /* the tiles live in shared memory: ask for the largest carveout, once a device */
+        /* once a device: the largest shared-memory carveout (the tiles live there), then how many
+           blocks the GPU holds at once.  Where every tile fits, no tile can wait on one that has
+           not started (short of other grids that wait on theirs beside it: then, as CUB always
+           does, on blocks starting in blockIdx order), so from {{ shape.by_block_min }} tiles on
+           (fewer start more ragged than an atomic costs) they go in that order and take no
+           ticket */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)
             return err;
-        if (dev < 0 || dev >= 64 || !ag_carveout_asked[dev]) {
+        int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
+        if (at_once == 0) {
+            int per_sm = 0, sms = 0;
             err = cudaFuncSetAttribute(assoc_k_exscan_sum_i32_b256_t8, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            if (err == cudaSuccess)
+                err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_exscan_sum_i32_b256_t8, 256, 0);
+            if (err == cudaSuccess)
+                err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
             if (err != cudaSuccess)
                 return err;
+            at_once = per_sm * sms > 1 ? per_sm * sms : 1;
             if (dev >= 0 && dev < 64)
-                ag_carveout_asked[dev] = 1;
+                ag_at_once[dev] = at_once;
         }
+        if (tiles >= 128 && tiles <= (size_t)at_once)
+            by_block = 1;
     }
     {
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
@@ -1076,7 +1118,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         cudaLaunchAttribute attr;
         err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t8, pdl, 1, (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t8, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t8, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -1357,7 +1399,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 
 static __global__ void __launch_bounds__(256, 6)
 assoc_k_exscan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32_t init,
-    unsigned int *work, unsigned int n_tiles, int aligned16)
+    unsigned int *work, unsigned int n_tiles, int by_block, int aligned16)
 {
     __shared__ uint4 stage[8][288];
     __shared__ int32_t warp_totals[8];
@@ -1367,14 +1409,20 @@ assoc_k_exscan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32
     unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
     ag_follow_stream();
 
-    /* tiles go out in ticket order, so a tile's predecessors have all started before it */
-    if (threadIdx.x == 0) {
-        tile_ticket = n_tiles == 1 ? 0u : atomicAdd(work, 1u);
-        if (n_tiles > 1 && tile_ticket == n_tiles - 1)
-            work[0] = 0u;                           /* the last ticket: the counter is free again */
+    /* tiles go out in ticket order, so a tile's predecessors have all started before it; where
+       every tile fits on the GPU at once (by_block, the host's count), in blockIdx order, which is
+       as safe (no tile waits on one that cannot start) and takes no atomic */
+    unsigned int ticket = blockIdx.x;
+    if (!by_block) {
+        if (threadIdx.x == 0) {
+            tile_ticket = atomicAdd(work, 1u);
+            if (tile_ticket == n_tiles - 1)
+                work[0] = 0u;                       /* the last ticket: the counter is free again */
+        }
+        __syncthreads();
+        ticket = tile_ticket;
     }
-    __syncthreads();
-    const unsigned int tile = tile_ticket;
+    const unsigned int tile = ticket;
     const size_t tile_base = (size_t)tile * AG_TILE;
     const size_t base = tile_base + (size_t)threadIdx.x * 36;   /* this thread's first item */
     const int full = tile_base + AG_TILE <= n;
@@ -1547,7 +1595,7 @@ static size_t ag_scan_workspace_bytes(size_t n)
     return AG_HEADER_WORDS * 4 + ag_slot_words_for(tiles) * 8;
 }
 
-static int ag_carveout_asked[64];   /* by device */
+static int ag_at_once[64];   /* by device: blocks of the tile kernel the GPU holds at once (0: not asked yet) */
 
 /* the scan in this shape (one of several by n) */
 static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
@@ -1579,19 +1627,34 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
                 return err;
         }
     }
+    int by_block = tiles == 1;
     {
-        /* the tiles live in shared memory: ask for the largest carveout, once a device */
+        /* once a device: the largest shared-memory carveout (the tiles live there), then how many
+           blocks the GPU holds at once.  Where every tile fits, no tile can wait on one that has
+           not started (short of other grids that wait on theirs beside it: then, as CUB always
+           does, on blocks starting in blockIdx order), so from {{ shape.by_block_min }} tiles on
+           (fewer start more ragged than an atomic costs) they go in that order and take no
+           ticket */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)
             return err;
-        if (dev < 0 || dev >= 64 || !ag_carveout_asked[dev]) {
+        int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
+        if (at_once == 0) {
+            int per_sm = 0, sms = 0;
             err = cudaFuncSetAttribute(assoc_k_exscan_sum_i32_b256_t36, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            if (err == cudaSuccess)
+                err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_exscan_sum_i32_b256_t36, 256, 0);
+            if (err == cudaSuccess)
+                err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
             if (err != cudaSuccess)
                 return err;
+            at_once = per_sm * sms > 1 ? per_sm * sms : 1;
             if (dev >= 0 && dev < 64)
-                ag_carveout_asked[dev] = 1;
+                ag_at_once[dev] = at_once;
         }
+        if (tiles >= 128 && tiles <= (size_t)at_once)
+            by_block = 1;
     }
     {
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
@@ -1599,7 +1662,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         cudaLaunchAttribute attr;
         err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t36, pdl, 1, (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t36, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t36, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }

@@ -23,13 +23,13 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "8e6f0a866801a5c73564415f39ff1bef49462059158a1eaabbd763ec91f7a0cd",
-    "single_header": "a811d2e5b2fce5f2778ce4237d5b0ec876aebf340485132feaccae86c6dff6ea",
+    "sources": "5adbb87297fcea34c1e65ba1a04497203eede6a8a65cdd46fd8ecfc99e5972b1",
+    "single_header": "736558ff1d60215a4359c9f129b58f5b090889bce62ab019277702885eb9d23a",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
-    "nccl": "a678d74c2f8f992114ee350ab038ba0541b3db5bf99e522363b7399111926a9d",
-    "inputs": "45f62ee60d9447b632a7cad082127a26fcf5847cb8e3ccc7964c945efba54017",
-    "tuned": "f3b1114fd606d96bbfd1992ce5719656312110b929a35aad25f9abd539bcfc4a",
+    "nccl": "8ba69477d14d1cf3990fc59b7fb4b396f7aa4baf72ab4a4471f83e4f2eb43dd2",
+    "inputs": "8ed85afd767dd900d1c35a5e12c8cafc037d8e60ceabae13c43514cd595f5a6d",
+    "tuned": "f980bc215c4920025b8845f116e3d2872535a607cac00ae62127af6495252ab6",
 }
 
 

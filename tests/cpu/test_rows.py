@@ -95,7 +95,7 @@ def test_scans_along_rows_carry_the_rounds_before_and_scan_long_rows_by_the_scan
     # namespace, its tickets row after row, a look-back tree a row
     assert "namespace ag_line {" in src and "namespace ag_rows {" in src
     assert "return ag_line::ag_scan_rows(d_in, rows, cols, pitch, d_out, out_pitch, NULL, d_work," in src
-    assert "const unsigned int row = tile_ticket / row_tiles, tile = tile_ticket - row * row_tiles;" in src
+    assert "const unsigned int row = ticket / row_tiles, tile = ticket - row * row_tiles;" in src
     assert "ag_look_back(warp_totals[7], row_slots, row_tiles, tile, lane)" in src
     assert "ag_line::ag_scan(" not in src and "_clear" not in src  # the one-line scan's entry: not here
     head = "cudaError_t t_rows_exscan_mat2mul_mat2u(const mat2u *d_in, size_t rows, size_t cols, size_t pitch,\n"

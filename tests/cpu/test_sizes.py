@@ -58,8 +58,9 @@ def test_a_shape_the_spec_gives_or_another_form_keeps_one():
 
 
 def test_a_segmented_scan_takes_smaller_tiles_up_to_2_21():
-    # flags or keys, inclusive or exclusive: 512 x 8 up to 2^13, 256 x 4 up to 2^15, 512 x 8 up to
-    # 2^20, 256 x 16 up to 2^21 (tuning.SEGSCAN_SIZE_SHAPES), then its default: a shape picked in two
+    # flags or keys, inclusive or exclusive: 256 x 16 up to 2^13, 256 x 4 up to 2^15, 512 x 8 up to
+    # 2^16, 256 x 16 up to 2^17, 1024 x 8 up to 2^18, 1024 x 4 up to 2^19, 1024 x 8 up to 2^20,
+    # 256 x 16 up to 2^21 (tuning.SEGSCAN_SIZE_SHAPES), then its default: a shape picked in several
     # ranges is one namespace
     spec = {
         "prefix": "q",
@@ -67,7 +68,7 @@ def test_a_segmented_scan_takes_smaller_tiles_up_to_2_21():
     }
     seg = emit.render(parse(spec, "s"), "q.h")
     shapes = tuning.SEGSCAN_SIZE_SHAPES
-    assert [u for u, _, _ in shapes] == [1 << 13, 1 << 15, 1 << 20, 1 << 21]
+    assert [u for u, _, _ in shapes] == [1 << 13, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20, 1 << 21]
     distinct = len({(block, items) for _, block, items in shapes})
     for name, text in seg.items():
         if name.endswith(".cu"):
