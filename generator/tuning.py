@@ -429,8 +429,9 @@ def segment_spans(op):
 # Measured on the H100, hot, from a graph (bench/results/h100-2026-11-25-key-heads.txt): the scan by
 # key in 256 x 16 tiles took 10.37 us at 512 tiles against 11.89 by ticket, 8.06 against 8.60 at 256,
 # 6.62 against 6.94 at 128; but by ticket 3.92 against 4.09 at 8 tiles, and with blockIdx order
-# from 1 tile on, the benchmark's plain 4-byte scans at 2^20 (114 tiles) ran at 0.95-0.97 of ticket
-# order and the scan by key at 2^14 (16 tiles) at 0.91.
+# from 1 tile on the benchmark's scan by key at 2^14 (16 tiles) ran at 0.91 of ticket order and at
+# 2^17 (32 tiles) at 1.00-1.02 of before, against 1.04-1.05 by ticket.  A compromise: the sweep had
+# blockIdx order ahead at 32-96 tiles too (4.38 / 5.68 / 6.15 us against 4.53 / 5.87 / 6.68).
 BY_BLOCK_MIN_TILES = 128
 
 
@@ -470,11 +471,12 @@ SEGMENT_SIZE_SHAPES = ((1 << 21, 256, 8),)
 # that all fit at once go in blockIdx order, the sweep (hot, from a graph, against Thrust; bench/
 # results/h100-2026-11-25-key-heads.txt) puts 256 x 16 within 1-2% of 512 x 8 at 1 and 16 tiles of
 # 4096 (in the benchmark, from a graph, 1.03x at 2^12 but 0.94-0.98x at 2^16, where 512 x 8 stays)
-# and ahead at 24-32 (4.38 against 4.52 us), 1024 x 8 ahead at 48-64 (5.36-5.38; 512 x 8 5.67-
+# and ahead at 32 (4.38 against 4.52 us), 1024 x 8 ahead at 48-64 (5.36-5.38; 512 x 8 5.67-
 # 5.82, Thrust 5.19-5.29) and at 256 (7.70 against 7.99, Thrust 7.27), 1024 x 4 at 96-128 (6.03 /
 # 6.37 against 6.34 / 6.81 for 1024 x 8, Thrust 5.63 / 6.16), and 256 x 16 at 512 (10.37; 512 x 8,
 # too many tiles to fit at once there, 13.39; Thrust 13.14).  Measured on the f32 sum by i32 keys; it
-# applies to every 4-byte segmented scan, by flags or keys, inclusive or exclusive
+# applies to every 4-byte segmented scan, by flags or keys, inclusive or exclusive.  The sweep ran
+# every count in blockIdx order; the shapes of 2^17 and 2^18 (32 tiles) run by ticket
 SEGSCAN_SIZE_SHAPES = (
     (1 << 13, 256, 16),
     (1 << 15, 256, 4),

@@ -4,7 +4,7 @@
  * 256 threads a block, 18 items a thread: tiles of 4608 elements.
  *
  * One pass, each element read once and written once (in place is fine): blocks take tiles
- * in ticket order, scan their tile, ag_publish its total, and fold what precedes it from a tree of
+ * in ticket (or blockIdx) order, scan their tile, ag_publish its total, and fold what precedes it from a tree of
  * published totals (32 a level) in a fixed order, so the same input gives the same bits run
  * after run, floats included.
  * A tile's inputs wait in shared memory (16-byte cp.async, no registers) from load to store:
@@ -319,9 +319,9 @@ assoc_k_exscan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64
     unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
     ag_follow_stream();
 
-    /* tiles go out in ticket order, so a tile's predecessors have all started before it; where
-       every tile fits on the GPU at once (by_block, the host's count), in blockIdx order, which is
-       as safe (no tile waits on one that cannot start) and takes no atomic */
+    /* tiles go out in ticket order, so a tile's predecessors have all started before it; with
+       by_block (the host's choice: enough tiles, all fitting on the GPU at once), in blockIdx
+       order, which takes no atomic */
     unsigned int ticket = blockIdx.x;
     if (!by_block) {
         if (threadIdx.x == 0) {
@@ -575,11 +575,13 @@ extern "C" cudaError_t assoc_exscan_sum_i64(const int64_t *d_in, size_t n, int64
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  Where every tile fits, no tile can wait on one that has
-           not started (short of other grids that wait on theirs beside it: then, as CUB always
-           does, on blocks starting in blockIdx order), so from {{ shape.by_block_min }} tiles on
-           (fewer start more ragged than an atomic costs) they go in that order and take no
-           ticket */
+           blocks the GPU holds at once.  From 128 tiles (fewer start too raggedly for it to
+           pay), where all fit at once, tiles go in blockIdx order and take no ticket: a tile may
+           then start before one it waits on, but that one gets a slot, as other grids' blocks
+           finish on their own (the next kernel's, under programmatic dependent launch, cannot
+           start before every tile has).  Where something else holds SMs for good (a persistent
+           kernel, an SM-limited context), it rests, as CUB always does, on blocks starting in
+           blockIdx order; tickets need no such assumption. */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)

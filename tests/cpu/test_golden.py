@@ -9,6 +9,7 @@ to generated code is always deliberate: the commit that makes it updates GOLDEN 
 refactoring keeps it."""
 
 import hashlib
+import re
 from pathlib import Path
 
 from assocgen import emit, tunefile
@@ -23,13 +24,13 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "5adbb87297fcea34c1e65ba1a04497203eede6a8a65cdd46fd8ecfc99e5972b1",
-    "single_header": "736558ff1d60215a4359c9f129b58f5b090889bce62ab019277702885eb9d23a",
+    "sources": "9d3d9e9b3828249d15513b6e37e5c6393e4f69c664c18af8778ef9fd4ce66cd4",
+    "single_header": "7ae5656339c632c1e2da19969340da317b2069004d2065d13f4f86158bf5b4fc",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
-    "nccl": "8ba69477d14d1cf3990fc59b7fb4b396f7aa4baf72ab4a4471f83e4f2eb43dd2",
-    "inputs": "8ed85afd767dd900d1c35a5e12c8cafc037d8e60ceabae13c43514cd595f5a6d",
-    "tuned": "f980bc215c4920025b8845f116e3d2872535a607cac00ae62127af6495252ab6",
+    "nccl": "cf26182209cd62639babfbf2053980aa38f7205558f850ea1dbbf5ba2842e2ba",
+    "inputs": "e272c53e5513e713787954488468e1429a8dac65f44182cbeb5e797ae6238088",
+    "tuned": "3cc77e3047aaf9c1618d5de01deea7049d9b251d08de4ae6833ce4659ba5139c",
 }
 
 
@@ -74,3 +75,14 @@ def test_rendering_of_the_gpu_matrix_is_golden():
         "generated code changed: if on purpose, set GOLDEN in tests/cpu/test_golden.py to\n"
         f"{got}\nand say why in the commit"
     )
+
+
+def test_no_template_syntax_reaches_generated_code():
+    """A `{{ }}` inside a string that Jinja prints as it is (a 24dcfc8 comment) must not pass."""
+    run = gpu_runner()
+    files = emit.render(parse(run.spec_dict(), "tests/gpu/run.py"), f"{run.PREFIX}.h")
+    files.update(emit.render(load(NCCL_SPEC), "nt.h"))
+    jinja = re.compile(r"\{\{ [\w.\"(]|\{%|%\}|\{#")  # not C's {{1, 0}} initializers
+    for name, text in files.items():
+        m = jinja.search(text)
+        assert m is None, f"{name}: {text[max(0, m.start() - 60) : m.end() + 60]!r}"
