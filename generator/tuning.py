@@ -444,7 +444,20 @@ BY_BLOCK_MIN_TILES = 128
 # bench/results/h100-2026-11-24-scan-sizes.txt): 256 x 16 at 2^12 1.68x (default 1.16x); 256 x 8
 # at 2^14 / 2^16 0.96x / 0.99x (default 0.76x / 0.80x); the default from 2^18 (0.96x) to 2^20
 # (0.98x); 256 x 16 at 2^22 per call 1.06x (default 0.95x); the default from 2^24 (1.11-1.15x).
-SCAN_SIZE_SHAPES = ((1 << 13, 256, 16), (1 << 17, 256, 8), (1 << 21, None, None), (1 << 22, 256, 16))
+# Once tiles went in blockIdx order from BY_BLOCK_MIN_TILES, smaller tiles won between 2^17 and
+# 2^21 (`assocgen tune`, cold, then bench --only medium before/after in one run, 2026-11-25,
+# bench/results/h100-2026-11-25-scan-table.txt): from a graph against CUB 256 x 16 at 2^17 1.03-1.04x
+# (256 x 8: 0.96x), 256 x 8 at 2^19 1.03-1.04x (the default: 0.98-0.99x), 128 x 36 at 2^20
+# 1.01-1.02x (the default: 0.94x) and per call at 2^21 1.16-1.17x (1.13-1.14x); at 2^18 every
+# candidate was within 2% (256 x 8 and the default both 0.96x).
+SCAN_SIZE_SHAPES = (
+    (1 << 13, 256, 16),
+    (1 << 16, 256, 8),
+    (1 << 17, 256, 16),
+    (1 << 19, 256, 8),
+    (1 << 21, 128, 36),
+    (1 << 22, 256, 16),
+)
 
 
 # A segmented reduce by offsets of 4-byte elements (and accumulators) takes 256 x 8 tiles up to
@@ -520,7 +533,7 @@ def size_shapes(inst) -> list:
 
 # ---- candidates for `assocgen tune`: the shapes measured on the user's GPU
 
-TUNE_BLOCKS = (128, 256, 512)
+TUNE_BLOCKS = (128, 256, 512, 1024)
 # bytes a thread's tile holds (of the held type: tiles.  _held_type): a reduce's in flight a step,
 # a scan's whole tile (in registers, or resident in shared memory up to 144)
 TUNE_THREAD_BYTES = {"reduce": (16, 32, 64, 128), "scan": (32, 64, 96, 128, 144)}
@@ -530,10 +543,12 @@ def tune_candidates(inst) -> list:
     """The shapes `assocgen tune` measures for `inst`: the built-in ones first (each shape of
     size_shapes, or the instance's own), then blocks of TUNE_BLOCKS threads by tiles of
     TUNE_THREAD_BYTES bytes a thread, and the large-n shape asking the compiler for full occupancy.
-    Instances whose shape fits (items_problem), without repeats."""
+    Instances whose shape fits (items_problem), without repeats; of the added ones, none that would
+    load unstaged (_unstaged)."""
     base = replace(inst, shapes=(), sized=False)
     out = [s for _, s in size_shapes(inst)] or [base]
     out = [replace(s, sized=False, shapes=()) for s in out]
+    builtin = len(out)  # the built-in shapes stay candidates whatever they are
     size = _held_type(inst).size
     for block in TUNE_BLOCKS:
         for nbytes in TUNE_THREAD_BYTES[inst.family]:
@@ -542,12 +557,23 @@ def tune_candidates(inst) -> list:
     full = TARGET.threads_per_sm // base.block
     out.append(replace(base, blocks_per_sm=min(full, TARGET.blocks_per_sm)))
     seen, kept = set(), []
-    for s in out:
+    for k, s in enumerate(out):
         key = (s.block, s.items, s.blocks_per_sm)
-        if key not in seen and not items_problem(s, s.items):
+        if key not in seen and not items_problem(s, s.items) and (k < builtin or not _unstaged(s)):
             seen.add(key)
             kept.append(s)
     return kept
+
+
+def _unstaged(inst) -> bool:
+    """Whether a scan-family shape loads its whole 16-byte words one thread's run at a time (its
+    staging does not fit in STAGE_LIMIT, nor is the tile resident): right, but 3-7x slower than a
+    staged tile on the H100 (`assocgen tune`, 512 x 24 and 1024 x 16 floats), so not worth a
+    candidate's time."""
+    if inst.family != "scan" or not words16(inst.items, inst.op.in_type.size):
+        return False
+    shape = scan_shape(inst)
+    return not shape.resident and not shape.stage
 
 
 # ---- transposes: the tile, the threads that move it, and the shared-memory remedy

@@ -24,13 +24,13 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "9d3d9e9b3828249d15513b6e37e5c6393e4f69c664c18af8778ef9fd4ce66cd4",
-    "single_header": "7ae5656339c632c1e2da19969340da317b2069004d2065d13f4f86158bf5b4fc",
+    "sources": "90da55ade39b2efbcb682b3a110a2ee8c000111b206fcfcbb1b557e67ad8cb28",
+    "single_header": "6ffcc3b5222eb51deeeebe494fc2b8a246d14622e471c3dbe073ba071520de42",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "cf26182209cd62639babfbf2053980aa38f7205558f850ea1dbbf5ba2842e2ba",
     "inputs": "e272c53e5513e713787954488468e1429a8dac65f44182cbeb5e797ae6238088",
-    "tuned": "3cc77e3047aaf9c1618d5de01deea7049d9b251d08de4ae6833ce4659ba5139c",
+    "tuned": "6673bf756b63f88536050bfc1494d4bac60689d9847cc0f2a95db867ecb79f7f",
 }
 
 

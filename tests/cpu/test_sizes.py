@@ -19,14 +19,14 @@ def test_a_default_shaped_4_byte_scan_picks_its_shape_by_n():
     files = _render({"op": "sum", "type": "f32", "kind": ["inclusive", "exclusive"]})
     src = files["q_scan_sum_f32.cu"]
     # one namespace a distinct shape, each with its kernel, in the order they are first picked
-    assert re.findall(r"^namespace (ag_s\d) \{", src, re.M) == ["ag_s0", "ag_s1", "ag_s2"]
-    for block, items in ((256, 16), (256, 8), (256, 36)):
+    assert re.findall(r"^namespace (ag_s\d) \{", src, re.M) == ["ag_s0", "ag_s1", "ag_s2", "ag_s3"]
+    for block, items in ((256, 16), (256, 8), (128, 36), (256, 36)):
         assert f"q_k_scan_sum_f32_b{block}_t{items}(" in src
     picks = re.findall(r"if \(n <= (\d+)\)\n        return (ag_s\d)::ag_scan\(", src)
-    spaces = ["ag_s0", "ag_s1", "ag_s2", "ag_s0"]
+    spaces = ["ag_s0", "ag_s1", "ag_s0", "ag_s1", "ag_s2", "ag_s0"]
     want = [(str(upto), ns) for (upto, _, _), ns in zip(tuning.SCAN_SIZE_SHAPES, spaces, strict=True)]
     assert picks == want
-    assert "    return ag_s2::ag_scan(d_in, n, d_out, d_work, work_bytes, stream);\n}" in src  # the rest
+    assert "    return ag_s3::ag_scan(d_in, n, d_out, d_work, work_bytes, stream);\n}" in src  # the rest
     assert "carry" not in src  # a shape's entry has no carry in (that is the scan across ranks')
     # the workspace: the most the shapes picked up to n need, each at most at the largest n it is
     # picked for (the rest's at n), so that it grows with n but not past what a call can use
@@ -34,11 +34,11 @@ def test_a_default_shaped_4_byte_scan_picks_its_shape_by_n():
     for (upto, _, _), ns in zip(tuning.SCAN_SIZE_SHAPES, spaces, strict=True):
         ups[ns] = max(ups.get(ns, 0), upto)
     got = re.findall(r"(ag_s\d)::ag_scan_workspace_bytes\((?:n < (\d+) \? n : \d+|n)\)[,;]", src)
-    assert got == [("ag_s0", str(ups["ag_s0"])), ("ag_s1", str(ups["ag_s1"])), ("ag_s2", "")]
+    assert got == [(ns, str(ups[ns])) for ns in ("ag_s0", "ag_s1", "ag_s2")] + [("ag_s3", "")]
     assert "    return most;\n}" in src
     ex = files["q_exscan_sum_f32.cu"]
-    assert "return ag_s2::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream);" in ex
-    note = "shapes (block x items a thread) by n: n <= 8192 256 x 16, n <= 131072 256 x 8,"
+    assert "return ag_s3::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream);" in ex
+    note = "shapes (block x items a thread) by n: n <= 8192 256 x 16, n <= 65536 256 x 8, n <= 131072 256 x 16,"
     assert note in files["q.h"]
 
 
