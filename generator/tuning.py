@@ -301,8 +301,12 @@ def scan_shape(inst) -> ScanShape:
         )
     elif inst.tile_op.acc_type.words <= 2:
         # narrow totals: ask for 3/4 of the SM's threads resident (register cap), which hides the
-        # look-back's latency; wide ones would spill, so the compiler chooses
+        # look-back's latency; wide ones would spill, so the compiler chooses.  No more blocks than
+        # leave a thread registers for its items (and their head bits) past 24 of its own: under
+        # the cap, 36 keyed items spilled 2 KB a thread (40 registers; 108-112 without spills)
+        held = 24 + ipt * (inst.tile_op.acc_type.words + (1 if inst.heads else 0))
         min_blocks = min(TARGET.blocks_per_sm, TARGET.threads_per_sm * 3 // 4 // inst.block)
+        min_blocks = max(1, min(min_blocks, TARGET.regs_per_sm // (inst.block * held)))
     else:
         min_blocks = 0
     pad = stage != 32 * vin
@@ -489,11 +493,14 @@ SEGMENT_SIZE_SHAPES = ((1 << 21, 256, 8),)
 # 6.37 against 6.34 / 6.81 for 1024 x 8, Thrust 5.63 / 6.16), and 256 x 16 at 512 (10.37; 512 x 8,
 # too many tiles to fit at once there, 13.39; Thrust 13.14).  Measured on the f32 sum by i32 keys; it
 # applies to every 4-byte segmented scan, by flags or keys, inclusive or exclusive.  The sweep ran
-# every count in blockIdx order; the shapes of 2^17 and 2^18 (32 tiles) run by ticket
+# every count in blockIdx order; the shapes of 2^17 and 2^18 (32 tiles) run by ticket.  At 2^16,
+# 256 x 8 (32 tiles by ticket) then beat 512 x 8 by 1.07-1.10x from a graph in the benchmark
+# (bench --only segsizes before/after, bench/results/h100-2026-11-25-scan-table.txt: 1.12-1.15x
+# -> 1.21-1.23x Thrust), as the hot tuner said (1.08x)
 SEGSCAN_SIZE_SHAPES = (
     (1 << 13, 256, 16),
     (1 << 15, 256, 4),
-    (1 << 16, 512, 8),
+    (1 << 16, 256, 8),
     (1 << 17, 256, 16),
     (1 << 18, 1024, 8),
     (1 << 19, 1024, 4),

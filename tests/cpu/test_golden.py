@@ -24,12 +24,12 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "90da55ade39b2efbcb682b3a110a2ee8c000111b206fcfcbb1b557e67ad8cb28",
-    "single_header": "6ffcc3b5222eb51deeeebe494fc2b8a246d14622e471c3dbe073ba071520de42",
+    "sources": "1a6aea2ff9714d3168c432e7387ac93f26b95b5fd667cde0c534a22b8ac149ed",
+    "single_header": "81b8bfe1da9b983a8b30f6529a1190c4afe15bf8199ddec9ca15524e92300e76",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "cf26182209cd62639babfbf2053980aa38f7205558f850ea1dbbf5ba2842e2ba",
-    "inputs": "e272c53e5513e713787954488468e1429a8dac65f44182cbeb5e797ae6238088",
+    "inputs": "0890524eede2e7c3f4c2c0299e276a101089957de433d86f17b51ace010d8e05",
     "tuned": "6673bf756b63f88536050bfc1494d4bac60689d9847cc0f2a95db867ecb79f7f",
 }
 

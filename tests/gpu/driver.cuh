@@ -701,8 +701,9 @@ void run_segreduce(SegReduceFn<In, Out, O> fn, Case c, const std::vector<size_t>
 // folds in the workspace), a segmented reduce by offsets in one launch and a reduce of several
 // blocks (both take tickets from the counter) run in turn, twice over, on one workspace; small
 // integers as floats, so that every sum is exact in any order.
-static void run_shared_workspace(RowsFn<float, float> rows, RowsFn<float, float> cols, SegReduceFn<float, float, int32_t> seg,
-                                 ReduceFn<float, float> red, Stats &st) {
+[[maybe_unused]] static void run_shared_workspace(RowsFn<float, float> rows, RowsFn<float, float> cols,
+                                                  SegReduceFn<float, float, int32_t> seg, ReduceFn<float, float> red,
+                                                  Stats &st) {
     const size_t r_rows = 64, r_cols = 65543, c_rows = 65543, c_cols = 16, seg_n = ((size_t)1 << 20) + 7,
                  red_n = ((size_t)1 << 22) + 3, seg_len = 997;
     const size_t n = std::max({r_rows * r_cols, c_rows * c_cols, seg_n, red_n});
