@@ -443,7 +443,7 @@ BY_BLOCK_MIN_TILES = 128
 
 # A plain scan of 4-byte elements (and accumulators) in its default shape (256 x 36, resident)
 # takes other tiles for other sizes of n, picked at run time: (largest n, block, items), the first
-# that holds n; None: the default shape; past the last, the default.  Measured on the H100 against
+# that holds n; past the last, the default.  Measured on the H100 against
 # CUB's scan, replayed from a CUDA graph (bench --only variants, 2026-11-24,
 # bench/results/h100-2026-11-24-scan-sizes.txt): 256 x 16 at 2^12 1.68x (default 1.16x); 256 x 8
 # at 2^14 / 2^16 0.96x / 0.99x (default 0.76x / 0.80x); the default from 2^18 (0.96x) to 2^20
@@ -533,8 +533,7 @@ def size_shapes(inst) -> list:
         return []
     out = []
     for upto, block, items in table:
-        shape = inst if block is None else replace(inst, block=block, items=items)
-        out.append((upto, shape))
+        out.append((upto, replace(inst, block=block, items=items)))
     return out + [(None, inst)]
 
 
