@@ -619,7 +619,8 @@ def _sized(env, inst, ctx, sizes) -> dict:
     """The template's names for an instance of several shapes by n (tuning.size_shapes): each
     distinct shape's kernel and launch in a namespace of its own (ag_s0, ag_s1, ...), and the
     public function's pick: [(largest n or None, the namespace)]; each shape's `upto`, the
-    largest n it is picked for (None: past the last threshold), which bounds its workspace."""
+    largest n it is picked for (None: past the last threshold), which bounds its workspace; and
+    `common`, the helpers every shape's code holds alike (simplify.shared), written once."""
     shapes, picks = [], []
     for upto, shape in sizes:
         if shape not in [s["inst"] for s in shapes]:
@@ -630,9 +631,20 @@ def _sized(env, inst, ctx, sizes) -> dict:
     for s in shapes:
         ups = [upto for upto, p in picks if p is s]
         s["upto"] = None if None in ups else max(ups)
-        s["source"], s["macros"] = _part(env, inst.family, s["inst"], ctx, sized=True, upto=s["upto"])
+        s["source"] = _part(env, inst.family, s["inst"], ctx, sized=True, upto=s["upto"])[0]
+    # what every shape's code holds alike is written once, before the namespaces
+    common, rest = simplify.shared([s["source"] for s in shapes])
+    for s, source in zip(shapes, rest, strict=True):
+        s["source"], s["macros"] = source, sorted(set(_DEFINE.findall(source)))
     call = ", ".join(p.name for p in ctx["api_params"].params)
-    return dict(shapes=shapes, picks=picks, call=call, entry=f"ag_{inst.family}")
+    return dict(
+        shapes=shapes,
+        picks=picks,
+        call=call,
+        entry=f"ag_{inst.family}",
+        common=common,
+        common_macros=sorted(set(_DEFINE.findall(common))),
+    )
 
 
 def render(spec: Spec, header_name: str = None, single_header: bool = False) -> dict:

@@ -6,6 +6,13 @@ It reads the templates' own output, never a user's code: the templates apply it 
 `simplified`) to the kernels' bodies and helpers that they wrote, which follow one layout: four
 spaces an indent, `#pragma unroll` on the line before a loop, and either a braced body closed by
 `}` at the loop's indent or a body indented deeper than the loop.
+
+And a file of several shapes of one kernel (common/sized.cu.j2, a namespace a shape) prints once,
+before the namespaces, what every shape's code holds word for word and what depends on nothing
+that differs between them (`shared`): the shuffles, block scan steps, look-back and its macros
+that the shapes would otherwise repeat.  It reads top-level items by the templates' layout: each
+at column 0 with the comment right above it, a macro a line, a function to the closing brace
+that brings its braces back to level 0, a declaration to its `;`.
 """
 
 import re
@@ -101,3 +108,102 @@ def one_trip_loops(text: str) -> str:
 def blank_lines(text: str) -> str:
     """`text` with runs of blank lines cut to one (templates join pieces that each end in one)."""
     return re.sub(r"\n{3,}", "\n\n", text)
+
+
+# ---- what the shapes of one kernel share
+
+_MASK = re.compile(r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_ATTRIBUTE = re.compile(r"\b__\w+__\s*\([^()]*\)")  # __launch_bounds__(256, 8), __align__(16)
+_CONDITIONAL = re.compile(r"#\s*if")
+
+
+def _masked(text: str) -> str:
+    """`text` with comments and literals blanked (newlines kept): what the compiler reads as code."""
+    return _MASK.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+
+
+def _items(text: str) -> list:
+    """The top-level items of generated code: [(text, code, first line, end line)], each with the
+    comment lines right above it; `code` is its masked text (no comments, no literals)."""
+    lines, code = text.split("\n"), _masked(text).split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        if not code[i].strip():
+            i += 1
+            continue
+        start = i
+        if code[i].startswith("#"):
+            depth = 0  # a conditional block to its #endif; a macro with its continued lines
+            while True:
+                depth += bool(_CONDITIONAL.match(code[i])) - code[i].startswith("#endif")
+                more = code[i].rstrip().endswith("\\") or depth > 0
+                i += 1
+                if not more or i == len(lines):
+                    break
+        else:
+            depth = 0
+            while i < len(lines):
+                depth += code[i].count("{") - code[i].count("}")
+                end = depth == 0 and code[i].rstrip().endswith(("}", ";"))
+                i += 1
+                if end:
+                    break
+        first = start
+        while first > 0 and lines[first - 1].strip() and not code[first - 1].strip():
+            first -= 1  # the comment right above it
+        out.append(("\n".join(lines[first:i]), "\n".join(code[start:i]), first, i))
+    return out
+
+
+def _defines(code: str) -> str:
+    """The name an item defines: a macro's, a type's, a function's, a variable's."""
+    m = re.match(r"#\s*define\s+(\w+)", code)
+    if m:
+        return m[1]
+    if code.startswith("static_assert"):
+        return ""
+    if code.startswith("typedef"):  # typedef struct { ... } name;
+        return _NAME.findall(code)[-1]
+    head = _ATTRIBUTE.sub("", code.split("{")[0])
+    head = head.split("(")[0] if "(" in head else re.split(r"[\[=;]", head)[0]
+    names = _NAME.findall(head)
+    return names[-1] if names else ""
+
+
+def _stateless(code: str) -> bool:
+    """A macro, a type, a static assertion or a device function: no state of its own, so the same
+    text does the same anywhere."""
+    head = code.split("{")[0]
+    if code.startswith(("#define", "typedef", "static_assert")):
+        return True
+    return "{" in code and "__device__" in head and "__global__" not in head
+
+
+def shared(sources: list) -> tuple:
+    """(what every source shares, each source less it): the items that are the same text in every
+    source, stateless, and use no name that an item left in a source defines (nor define one),
+    in the first source's order."""
+    items = [_items(s) for s in sources]
+    texts = [{it[0] for it in its} for its in items]
+    code = {it[0]: it[1] for its in items for it in its}
+    common = {t for t, c, *_ in items[0] if _stateless(c) and all(t in other for other in texts[1:])}
+    while True:
+        kept = {_defines(c) for its in items for t, c, *_ in its if t not in common}
+        drop = {t for t in common if _defines(code[t]) in kept or kept & set(_NAME.findall(code[t]))}
+        if not drop:
+            break
+        common -= drop
+    rest = []
+    for source, its in zip(sources, items, strict=True):
+        lines = source.split("\n")
+        for t, _, first, end in reversed(its):
+            if t in common:
+                del lines[first:end]
+        rest.append(blank_lines("\n".join(lines)).strip("\n"))
+    out, end = "", None
+    for t, _, first, last in items[0]:
+        if t in common:  # items that were line by line stay so
+            out += ("" if end is None else "\n" if first == end else "\n\n") + t
+            end = last
+    return out, rest

@@ -77,8 +77,7 @@ static cudaError_t ag_launch_config(cudaLaunchConfig_t *config, cudaLaunchAttrib
     return cudaSuccess;
 }
 
-/* 256 x 16: the scan family's kernel and launch (assoc_k_exscan_sum_f32_b256_t16) */
-namespace ag_s0 {
+/* ---- what every shape below uses alike, written once ---- */
 
 /* Programmatic dependent launch (sm_90+): let the next kernel in the stream be scheduled now (it
    waits here in turn), then wait until the work before this kernel has finished and its writes
@@ -130,38 +129,6 @@ static __device__ __forceinline__ float ag_warp_scan(float t, unsigned int lane)
     return t;
 }
 
-/* Block of 8 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
-   its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
-   in totals[7]).  Returns what precedes the thread. */
-static __device__ __forceinline__ float ag_block_scan(float t, float *totals, unsigned int lane, unsigned int warp)
-{
-    t = ag_warp_scan(t, lane);
-    if (lane == 31)
-        totals[warp] = t;
-    __syncthreads();
-    if (warp == 0) {
-        float w = lane < 8 ? totals[lane] : ag_op_identity(), up;
-        up = ag_shfl_up(w, 1);
-        if (lane >= 1)
-            w = ag_op_combine(up, w);
-        up = ag_shfl_up(w, 2);
-        if (lane >= 2)
-            w = ag_op_combine(up, w);
-        up = ag_shfl_up(w, 4);
-        if (lane >= 4)
-            w = ag_op_combine(up, w);
-        if (lane < 8)
-            totals[lane] = w;
-    }
-    __syncthreads();
-    float before = ag_shfl_up(t, 1);
-    if (lane == 0)
-        before = warp > 0 ? totals[warp - 1] : ag_op_identity();
-    else if (warp > 0)
-        before = ag_op_combine(totals[warp - 1], before);
-    return before;
-}
-
 /* Warp: the lanes' values folded in lane order; every lane gets the same bits */
 static __device__ __forceinline__ float ag_warp_fold_all(float v, unsigned int lane)
 {
@@ -204,14 +171,10 @@ static __device__ __forceinline__ float ag_wait_for(const unsigned long long *sl
     return v;
 }
 
-#define AG_TILE 4096
 #define AG_GROUP 32                 /* fan-out of the look-back tree: one lane a sibling */
 #define AG_SLOT_WORDS 1          /* 64-bit words a published float */
 #define AG_HEADER_WORDS 64          /* 32-bit words before the slots: word 0 is the ticket counter */
 
-/* Workspace: the header, then the look-back tree's slots level by level (level 0: each tile's
-   total; level k+1: the total of each group of 32 level-k groups). */
-static __host__ __device__ size_t ag_tiles_for(size_t n) { return (n + AG_TILE - 1) / AG_TILE; }
 static __host__ __device__ size_t ag_slot_words_for(size_t tiles)
 {
     size_t slots = 0, count = tiles;
@@ -287,18 +250,68 @@ static __device__ __forceinline__ void ag_copy_async4(unsigned int *smem, const 
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(to), "l"(gmem), "r"(valid ? 4 : 0) : "memory");
 }
 
-/* elements of the warp's run of the tile that exist */
-static __device__ __forceinline__ size_t ag_run_left(size_t n, size_t tile_base, unsigned int warp)
-{
-    const size_t run = tile_base + (size_t)warp * 512;
-    return run < n ? n - run : 0;
-}
-
 /* bytes of the run's 16-byte word k that exist (0..16), of a run of `run_bytes` */
 static __device__ __forceinline__ unsigned int ag_word_bytes(int k, size_t run_bytes)
 {
     const size_t at = (size_t)k * 16;
     return at + 16 <= run_bytes ? 16u : at < run_bytes ? (unsigned int)(run_bytes - at) : 0u;
+}
+
+/* The ticket counter and the slots' flags back to zero before the main launch (grid-stride) */
+static __device__ __forceinline__ void ag_zero_slots(unsigned int *work, unsigned int n_tiles)
+{
+    unsigned long long *const words = (unsigned long long *)work;
+    const size_t count = AG_HEADER_WORDS / 2 + ag_slot_words_for(n_tiles);
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
+        words[i] = 0;
+}
+
+/* 256 x 16: the scan family's kernel and launch (assoc_k_exscan_sum_f32_b256_t16) */
+namespace ag_s0 {
+
+/* Block of 8 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
+   its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
+   in totals[7]).  Returns what precedes the thread. */
+static __device__ __forceinline__ float ag_block_scan(float t, float *totals, unsigned int lane, unsigned int warp)
+{
+    t = ag_warp_scan(t, lane);
+    if (lane == 31)
+        totals[warp] = t;
+    __syncthreads();
+    if (warp == 0) {
+        float w = lane < 8 ? totals[lane] : ag_op_identity(), up;
+        up = ag_shfl_up(w, 1);
+        if (lane >= 1)
+            w = ag_op_combine(up, w);
+        up = ag_shfl_up(w, 2);
+        if (lane >= 2)
+            w = ag_op_combine(up, w);
+        up = ag_shfl_up(w, 4);
+        if (lane >= 4)
+            w = ag_op_combine(up, w);
+        if (lane < 8)
+            totals[lane] = w;
+    }
+    __syncthreads();
+    float before = ag_shfl_up(t, 1);
+    if (lane == 0)
+        before = warp > 0 ? totals[warp - 1] : ag_op_identity();
+    else if (warp > 0)
+        before = ag_op_combine(totals[warp - 1], before);
+    return before;
+}
+
+#define AG_TILE 4096
+
+/* Workspace: the header, then the look-back tree's slots level by level (level 0: each tile's
+   total; level k+1: the total of each group of 32 level-k groups). */
+static __host__ __device__ size_t ag_tiles_for(size_t n) { return (n + AG_TILE - 1) / AG_TILE; }
+
+/* elements of the warp's run of the tile that exist */
+static __device__ __forceinline__ size_t ag_run_left(size_t n, size_t tile_base, unsigned int warp)
+{
+    const size_t run = tile_base + (size_t)warp * 512;
+    return run < n ? n - run : 0;
 }
 
 /* Where things sit in a warp's stage, so that a quarter warp's 16-byte accesses, and a warp's
@@ -498,15 +511,6 @@ assoc_k_exscan_sum_f32_b256_t16(const float *in, size_t n, float *out, float ini
     }
 }
 
-/* The ticket counter and the slots' flags back to zero before the main launch (grid-stride) */
-static __device__ __forceinline__ void ag_zero_slots(unsigned int *work, unsigned int n_tiles)
-{
-    unsigned long long *const words = (unsigned long long *)work;
-    const size_t count = AG_HEADER_WORDS / 2 + ag_slot_words_for(n_tiles);
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
-        words[i] = 0;
-}
-
 /* Before the main launch (a kernel, not a memset: it overlaps the launches around it) */
 static __global__ void assoc_k_exscan_sum_f32_b256_t16_clear(unsigned int *work, unsigned int n_tiles)
 {
@@ -602,63 +606,10 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
 }
 
 }  /* namespace ag_s0 */
-#undef AG_GROUP
-#undef AG_HEADER_WORDS
-#undef AG_SLOT_WORDS
 #undef AG_TILE
 
 /* 256 x 8: the scan family's kernel and launch (assoc_k_exscan_sum_f32_b256_t8) */
 namespace ag_s1 {
-
-/* Programmatic dependent launch (sm_90+): let the next kernel in the stream be scheduled now (it
-   waits here in turn), then wait until the work before this kernel has finished and its writes
-   are visible.  First thing in every kernel, before it touches global memory. */
-static __device__ __forceinline__ void ag_follow_stream(void)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-static __device__ __forceinline__ float ag_shfl_up(float v, int offset)
-{
-    unsigned int w[1] = {0};
-    memcpy(w, &v, sizeof v);
-    w[0] = __shfl_up_sync(0xffffffffu, w[0], offset);
-    memcpy(&v, w, sizeof v);
-    return v;
-}
-
-static __device__ __forceinline__ float ag_shfl_xor(float v, int mask)
-{
-    unsigned int w[1] = {0};
-    memcpy(w, &v, sizeof v);
-    w[0] = __shfl_xor_sync(0xffffffffu, w[0], mask);
-    memcpy(&v, w, sizeof v);
-    return v;
-}
-
-/* Warp: inclusive scan of the lanes' values, in lane order (offsets 1, 2, 4, ...) */
-static __device__ __forceinline__ float ag_warp_scan(float t, unsigned int lane)
-{
-    float up;
-    up = ag_shfl_up(t, 1);
-    if (lane >= 1)
-        t = ag_op_combine(up, t);
-    up = ag_shfl_up(t, 2);
-    if (lane >= 2)
-        t = ag_op_combine(up, t);
-    up = ag_shfl_up(t, 4);
-    if (lane >= 4)
-        t = ag_op_combine(up, t);
-    up = ag_shfl_up(t, 8);
-    if (lane >= 8)
-        t = ag_op_combine(up, t);
-    up = ag_shfl_up(t, 16);
-    if (lane >= 16)
-        t = ag_op_combine(up, t);
-    return t;
-}
 
 /* Block of 8 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
@@ -692,143 +643,17 @@ static __device__ __forceinline__ float ag_block_scan(float t, float *totals, un
     return before;
 }
 
-/* Warp: the lanes' values folded in lane order; every lane gets the same bits */
-static __device__ __forceinline__ float ag_warp_fold_all(float v, unsigned int lane)
-{
-    float up;
-    up = ag_shfl_xor(v, 1);
-    v = lane & 1 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-    up = ag_shfl_xor(v, 2);
-    v = lane & 2 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-    up = ag_shfl_xor(v, 4);
-    v = lane & 4 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-    up = ag_shfl_xor(v, 8);
-    v = lane & 8 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-    up = ag_shfl_xor(v, 16);
-    v = lane & 16 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-    return v;
-}
-/* A published value: each 32-bit word travels with a nonzero flag in one 64-bit word, so a reader
-   that sees every flag set holds the whole value, with no fence between writer and reader.  The
-   slots are zeroed before each launch. */
-static __device__ __forceinline__ void ag_publish(unsigned long long *slot, float v)
-{
-    unsigned int w[1] = {0};
-    memcpy(w, &v, sizeof v);
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(slot), "l"((1ull << 32) | w[0]) : "memory");
-}
-
-static __device__ __forceinline__ float ag_wait_for(const unsigned long long *slot)
-{
-    unsigned long long s[1];
-    unsigned int w[1];
-    float v;
-    for (;;) {
-        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(s[0]) : "l"(slot) : "memory");
-        if ((s[0] >> 32))
-            break;
-        __nanosleep(32);
-    }
-    w[0] = (unsigned int)s[0];
-    memcpy(&v, w, sizeof v);
-    return v;
-}
-
 #define AG_TILE 2048
-#define AG_GROUP 32                 /* fan-out of the look-back tree: one lane a sibling */
-#define AG_SLOT_WORDS 1          /* 64-bit words a published float */
-#define AG_HEADER_WORDS 64          /* 32-bit words before the slots: word 0 is the ticket counter */
 
 /* Workspace: the header, then the look-back tree's slots level by level (level 0: each tile's
    total; level k+1: the total of each group of 32 level-k groups). */
 static __host__ __device__ size_t ag_tiles_for(size_t n) { return (n + AG_TILE - 1) / AG_TILE; }
-static __host__ __device__ size_t ag_slot_words_for(size_t tiles)
-{
-    size_t slots = 0, count = tiles;
-    for (size_t span = 1;; span *= AG_GROUP) {
-        slots += count;
-        if (span >= tiles)
-            return slots * AG_SLOT_WORDS;
-        count = (count + AG_GROUP - 1) / AG_GROUP;
-    }
-}
-
-/* Grid: what precedes tile `tile`, from a tree of published totals folded in a fixed order, so the
-   bits never depend on timing.  Level 0 holds each tile's total; at level k, lane l folds the
-   total of the l-th group before this tile's own group (same parent).  A tile that completes a
-   group publishes the group's total as soon as the levels below are folded: totals never wait on
-   prefixes, so no tile waits on a chain of others.  Called by a whole warp; every lane returns
-   the prefix. */
-static __device__ __forceinline__ float ag_look_back(float total, unsigned long long *slots, size_t n_tiles, size_t tile, unsigned int lane)
-{
-    float prefix = ag_op_identity();       /* everything before the tile */
-    float upto = total;                     /* from the start of the tile's group at this level */
-    unsigned long long *level = slots;
-    size_t count = n_tiles, index = tile;
-    bool last = true;                        /* the tile completes its group at every level so far */
-    if (n_tiles > 1 && lane == 0)
-        ag_publish(level + index * AG_SLOT_WORDS, total);
-    for (size_t span = 1; span < n_tiles; span *= AG_GROUP) {
-        const unsigned int siblings = (unsigned int)(index % AG_GROUP);
-        if (siblings > 0) {
-            const float v = ag_warp_fold_all(lane < siblings ? ag_wait_for(level + (index - siblings + lane) * AG_SLOT_WORDS) : ag_op_identity(), lane);
-            prefix = ag_op_combine(v, prefix);
-            upto = ag_op_combine(v, upto);
-        }
-        last = last && siblings == AG_GROUP - 1;
-        level += count * AG_SLOT_WORDS;
-        count = (count + AG_GROUP - 1) / AG_GROUP;
-        index /= AG_GROUP;
-        if (last && lane == 0)               /* the group one level up is complete */
-            ag_publish(level + index * AG_SLOT_WORDS, upto);
-    }
-    return prefix;
-}
-
-/* 16 bytes from global to shared memory without passing through registers (cp.async, sm_80+) */
-static __device__ __forceinline__ void ag_copy_async16(uint4 *smem, const uint4 *gmem)
-{
-    const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(to), "l"(gmem) : "memory");
-}
-
-/* The first `bytes` (0..16, a multiple of 4) of 16, the rest zeros: a partial tile's words, 4
-   bytes at a time, so that nothing past the caller's last element is read (a 16-byte cp.async
-   with a smaller source size counts, for memcheck, as a 16-byte read past it) */
-static __device__ __forceinline__ void ag_copy_async16_first(uint4 *smem, const uint4 *gmem, unsigned int bytes)
-{
-    const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
-    const unsigned int *from = (const unsigned int *)gmem;
-#pragma unroll
-    for (unsigned int q = 0; q < 4; ++q)
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;"
-                     :: "r"(to + 4 * q), "l"(from + (4 * q < bytes ? q : 0u)), "r"(4 * q < bytes ? 4u : 0u) : "memory");
-}
-
-static __device__ __forceinline__ void ag_copy_async_wait(void)
-{
-    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
-}
-
-/* 4 bytes, or none past the end (then zeros), from global to shared memory (cp.async) */
-static __device__ __forceinline__ void ag_copy_async4(unsigned int *smem, const unsigned int *gmem, int valid)
-{
-    const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(to), "l"(gmem), "r"(valid ? 4 : 0) : "memory");
-}
 
 /* elements of the warp's run of the tile that exist */
 static __device__ __forceinline__ size_t ag_run_left(size_t n, size_t tile_base, unsigned int warp)
 {
     const size_t run = tile_base + (size_t)warp * 256;
     return run < n ? n - run : 0;
-}
-
-/* bytes of the run's 16-byte word k that exist (0..16), of a run of `run_bytes` */
-static __device__ __forceinline__ unsigned int ag_word_bytes(int k, size_t run_bytes)
-{
-    const size_t at = (size_t)k * 16;
-    return at + 16 <= run_bytes ? 16u : at < run_bytes ? (unsigned int)(run_bytes - at) : 0u;
 }
 
 /* Where things sit in a warp's stage, so that a quarter warp's 16-byte accesses, and a warp's
@@ -1028,15 +853,6 @@ assoc_k_exscan_sum_f32_b256_t8(const float *in, size_t n, float *out, float init
     }
 }
 
-/* The ticket counter and the slots' flags back to zero before the main launch (grid-stride) */
-static __device__ __forceinline__ void ag_zero_slots(unsigned int *work, unsigned int n_tiles)
-{
-    unsigned long long *const words = (unsigned long long *)work;
-    const size_t count = AG_HEADER_WORDS / 2 + ag_slot_words_for(n_tiles);
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
-        words[i] = 0;
-}
-
 /* Before the main launch (a kernel, not a memset: it overlaps the launches around it) */
 static __global__ void assoc_k_exscan_sum_f32_b256_t8_clear(unsigned int *work, unsigned int n_tiles)
 {
@@ -1132,63 +948,10 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
 }
 
 }  /* namespace ag_s1 */
-#undef AG_GROUP
-#undef AG_HEADER_WORDS
-#undef AG_SLOT_WORDS
 #undef AG_TILE
 
 /* 128 x 36: the scan family's kernel and launch (assoc_k_exscan_sum_f32_b128_t36) */
 namespace ag_s2 {
-
-/* Programmatic dependent launch (sm_90+): let the next kernel in the stream be scheduled now (it
-   waits here in turn), then wait until the work before this kernel has finished and its writes
-   are visible.  First thing in every kernel, before it touches global memory. */
-static __device__ __forceinline__ void ag_follow_stream(void)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-static __device__ __forceinline__ float ag_shfl_up(float v, int offset)
-{
-    unsigned int w[1] = {0};
-    memcpy(w, &v, sizeof v);
-    w[0] = __shfl_up_sync(0xffffffffu, w[0], offset);
-    memcpy(&v, w, sizeof v);
-    return v;
-}
-
-static __device__ __forceinline__ float ag_shfl_xor(float v, int mask)
-{
-    unsigned int w[1] = {0};
-    memcpy(w, &v, sizeof v);
-    w[0] = __shfl_xor_sync(0xffffffffu, w[0], mask);
-    memcpy(&v, w, sizeof v);
-    return v;
-}
-
-/* Warp: inclusive scan of the lanes' values, in lane order (offsets 1, 2, 4, ...) */
-static __device__ __forceinline__ float ag_warp_scan(float t, unsigned int lane)
-{
-    float up;
-    up = ag_shfl_up(t, 1);
-    if (lane >= 1)
-        t = ag_op_combine(up, t);
-    up = ag_shfl_up(t, 2);
-    if (lane >= 2)
-        t = ag_op_combine(up, t);
-    up = ag_shfl_up(t, 4);
-    if (lane >= 4)
-        t = ag_op_combine(up, t);
-    up = ag_shfl_up(t, 8);
-    if (lane >= 8)
-        t = ag_op_combine(up, t);
-    up = ag_shfl_up(t, 16);
-    if (lane >= 16)
-        t = ag_op_combine(up, t);
-    return t;
-}
 
 /* Block of 4 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
@@ -1219,143 +982,17 @@ static __device__ __forceinline__ float ag_block_scan(float t, float *totals, un
     return before;
 }
 
-/* Warp: the lanes' values folded in lane order; every lane gets the same bits */
-static __device__ __forceinline__ float ag_warp_fold_all(float v, unsigned int lane)
-{
-    float up;
-    up = ag_shfl_xor(v, 1);
-    v = lane & 1 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-    up = ag_shfl_xor(v, 2);
-    v = lane & 2 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-    up = ag_shfl_xor(v, 4);
-    v = lane & 4 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-    up = ag_shfl_xor(v, 8);
-    v = lane & 8 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-    up = ag_shfl_xor(v, 16);
-    v = lane & 16 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-    return v;
-}
-/* A published value: each 32-bit word travels with a nonzero flag in one 64-bit word, so a reader
-   that sees every flag set holds the whole value, with no fence between writer and reader.  The
-   slots are zeroed before each launch. */
-static __device__ __forceinline__ void ag_publish(unsigned long long *slot, float v)
-{
-    unsigned int w[1] = {0};
-    memcpy(w, &v, sizeof v);
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(slot), "l"((1ull << 32) | w[0]) : "memory");
-}
-
-static __device__ __forceinline__ float ag_wait_for(const unsigned long long *slot)
-{
-    unsigned long long s[1];
-    unsigned int w[1];
-    float v;
-    for (;;) {
-        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(s[0]) : "l"(slot) : "memory");
-        if ((s[0] >> 32))
-            break;
-        __nanosleep(32);
-    }
-    w[0] = (unsigned int)s[0];
-    memcpy(&v, w, sizeof v);
-    return v;
-}
-
 #define AG_TILE 4608
-#define AG_GROUP 32                 /* fan-out of the look-back tree: one lane a sibling */
-#define AG_SLOT_WORDS 1          /* 64-bit words a published float */
-#define AG_HEADER_WORDS 64          /* 32-bit words before the slots: word 0 is the ticket counter */
 
 /* Workspace: the header, then the look-back tree's slots level by level (level 0: each tile's
    total; level k+1: the total of each group of 32 level-k groups). */
 static __host__ __device__ size_t ag_tiles_for(size_t n) { return (n + AG_TILE - 1) / AG_TILE; }
-static __host__ __device__ size_t ag_slot_words_for(size_t tiles)
-{
-    size_t slots = 0, count = tiles;
-    for (size_t span = 1;; span *= AG_GROUP) {
-        slots += count;
-        if (span >= tiles)
-            return slots * AG_SLOT_WORDS;
-        count = (count + AG_GROUP - 1) / AG_GROUP;
-    }
-}
-
-/* Grid: what precedes tile `tile`, from a tree of published totals folded in a fixed order, so the
-   bits never depend on timing.  Level 0 holds each tile's total; at level k, lane l folds the
-   total of the l-th group before this tile's own group (same parent).  A tile that completes a
-   group publishes the group's total as soon as the levels below are folded: totals never wait on
-   prefixes, so no tile waits on a chain of others.  Called by a whole warp; every lane returns
-   the prefix. */
-static __device__ __forceinline__ float ag_look_back(float total, unsigned long long *slots, size_t n_tiles, size_t tile, unsigned int lane)
-{
-    float prefix = ag_op_identity();       /* everything before the tile */
-    float upto = total;                     /* from the start of the tile's group at this level */
-    unsigned long long *level = slots;
-    size_t count = n_tiles, index = tile;
-    bool last = true;                        /* the tile completes its group at every level so far */
-    if (n_tiles > 1 && lane == 0)
-        ag_publish(level + index * AG_SLOT_WORDS, total);
-    for (size_t span = 1; span < n_tiles; span *= AG_GROUP) {
-        const unsigned int siblings = (unsigned int)(index % AG_GROUP);
-        if (siblings > 0) {
-            const float v = ag_warp_fold_all(lane < siblings ? ag_wait_for(level + (index - siblings + lane) * AG_SLOT_WORDS) : ag_op_identity(), lane);
-            prefix = ag_op_combine(v, prefix);
-            upto = ag_op_combine(v, upto);
-        }
-        last = last && siblings == AG_GROUP - 1;
-        level += count * AG_SLOT_WORDS;
-        count = (count + AG_GROUP - 1) / AG_GROUP;
-        index /= AG_GROUP;
-        if (last && lane == 0)               /* the group one level up is complete */
-            ag_publish(level + index * AG_SLOT_WORDS, upto);
-    }
-    return prefix;
-}
-
-/* 16 bytes from global to shared memory without passing through registers (cp.async, sm_80+) */
-static __device__ __forceinline__ void ag_copy_async16(uint4 *smem, const uint4 *gmem)
-{
-    const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(to), "l"(gmem) : "memory");
-}
-
-/* The first `bytes` (0..16, a multiple of 4) of 16, the rest zeros: a partial tile's words, 4
-   bytes at a time, so that nothing past the caller's last element is read (a 16-byte cp.async
-   with a smaller source size counts, for memcheck, as a 16-byte read past it) */
-static __device__ __forceinline__ void ag_copy_async16_first(uint4 *smem, const uint4 *gmem, unsigned int bytes)
-{
-    const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
-    const unsigned int *from = (const unsigned int *)gmem;
-#pragma unroll
-    for (unsigned int q = 0; q < 4; ++q)
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;"
-                     :: "r"(to + 4 * q), "l"(from + (4 * q < bytes ? q : 0u)), "r"(4 * q < bytes ? 4u : 0u) : "memory");
-}
-
-static __device__ __forceinline__ void ag_copy_async_wait(void)
-{
-    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
-}
-
-/* 4 bytes, or none past the end (then zeros), from global to shared memory (cp.async) */
-static __device__ __forceinline__ void ag_copy_async4(unsigned int *smem, const unsigned int *gmem, int valid)
-{
-    const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(to), "l"(gmem), "r"(valid ? 4 : 0) : "memory");
-}
 
 /* elements of the warp's run of the tile that exist */
 static __device__ __forceinline__ size_t ag_run_left(size_t n, size_t tile_base, unsigned int warp)
 {
     const size_t run = tile_base + (size_t)warp * 1152;
     return run < n ? n - run : 0;
-}
-
-/* bytes of the run's 16-byte word k that exist (0..16), of a run of `run_bytes` */
-static __device__ __forceinline__ unsigned int ag_word_bytes(int k, size_t run_bytes)
-{
-    const size_t at = (size_t)k * 16;
-    return at + 16 <= run_bytes ? 16u : at < run_bytes ? (unsigned int)(run_bytes - at) : 0u;
 }
 
 /* Where things sit in a warp's stage, so that a quarter warp's 16-byte accesses, and a warp's
@@ -1571,15 +1208,6 @@ assoc_k_exscan_sum_f32_b128_t36(const float *in, size_t n, float *out, float ini
     }
 }
 
-/* The ticket counter and the slots' flags back to zero before the main launch (grid-stride) */
-static __device__ __forceinline__ void ag_zero_slots(unsigned int *work, unsigned int n_tiles)
-{
-    unsigned long long *const words = (unsigned long long *)work;
-    const size_t count = AG_HEADER_WORDS / 2 + ag_slot_words_for(n_tiles);
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
-        words[i] = 0;
-}
-
 /* Before the main launch (a kernel, not a memset: it overlaps the launches around it) */
 static __global__ void assoc_k_exscan_sum_f32_b128_t36_clear(unsigned int *work, unsigned int n_tiles)
 {
@@ -1675,63 +1303,10 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
 }
 
 }  /* namespace ag_s2 */
-#undef AG_GROUP
-#undef AG_HEADER_WORDS
-#undef AG_SLOT_WORDS
 #undef AG_TILE
 
 /* 256 x 36: the scan family's kernel and launch (assoc_k_exscan_sum_f32_b256_t36) */
 namespace ag_s3 {
-
-/* Programmatic dependent launch (sm_90+): let the next kernel in the stream be scheduled now (it
-   waits here in turn), then wait until the work before this kernel has finished and its writes
-   are visible.  First thing in every kernel, before it touches global memory. */
-static __device__ __forceinline__ void ag_follow_stream(void)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-static __device__ __forceinline__ float ag_shfl_up(float v, int offset)
-{
-    unsigned int w[1] = {0};
-    memcpy(w, &v, sizeof v);
-    w[0] = __shfl_up_sync(0xffffffffu, w[0], offset);
-    memcpy(&v, w, sizeof v);
-    return v;
-}
-
-static __device__ __forceinline__ float ag_shfl_xor(float v, int mask)
-{
-    unsigned int w[1] = {0};
-    memcpy(w, &v, sizeof v);
-    w[0] = __shfl_xor_sync(0xffffffffu, w[0], mask);
-    memcpy(&v, w, sizeof v);
-    return v;
-}
-
-/* Warp: inclusive scan of the lanes' values, in lane order (offsets 1, 2, 4, ...) */
-static __device__ __forceinline__ float ag_warp_scan(float t, unsigned int lane)
-{
-    float up;
-    up = ag_shfl_up(t, 1);
-    if (lane >= 1)
-        t = ag_op_combine(up, t);
-    up = ag_shfl_up(t, 2);
-    if (lane >= 2)
-        t = ag_op_combine(up, t);
-    up = ag_shfl_up(t, 4);
-    if (lane >= 4)
-        t = ag_op_combine(up, t);
-    up = ag_shfl_up(t, 8);
-    if (lane >= 8)
-        t = ag_op_combine(up, t);
-    up = ag_shfl_up(t, 16);
-    if (lane >= 16)
-        t = ag_op_combine(up, t);
-    return t;
-}
 
 /* Block of 8 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
@@ -1765,143 +1340,17 @@ static __device__ __forceinline__ float ag_block_scan(float t, float *totals, un
     return before;
 }
 
-/* Warp: the lanes' values folded in lane order; every lane gets the same bits */
-static __device__ __forceinline__ float ag_warp_fold_all(float v, unsigned int lane)
-{
-    float up;
-    up = ag_shfl_xor(v, 1);
-    v = lane & 1 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-    up = ag_shfl_xor(v, 2);
-    v = lane & 2 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-    up = ag_shfl_xor(v, 4);
-    v = lane & 4 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-    up = ag_shfl_xor(v, 8);
-    v = lane & 8 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-    up = ag_shfl_xor(v, 16);
-    v = lane & 16 ? ag_op_combine(up, v) : ag_op_combine(v, up);
-    return v;
-}
-/* A published value: each 32-bit word travels with a nonzero flag in one 64-bit word, so a reader
-   that sees every flag set holds the whole value, with no fence between writer and reader.  The
-   slots are zeroed before each launch. */
-static __device__ __forceinline__ void ag_publish(unsigned long long *slot, float v)
-{
-    unsigned int w[1] = {0};
-    memcpy(w, &v, sizeof v);
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(slot), "l"((1ull << 32) | w[0]) : "memory");
-}
-
-static __device__ __forceinline__ float ag_wait_for(const unsigned long long *slot)
-{
-    unsigned long long s[1];
-    unsigned int w[1];
-    float v;
-    for (;;) {
-        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(s[0]) : "l"(slot) : "memory");
-        if ((s[0] >> 32))
-            break;
-        __nanosleep(32);
-    }
-    w[0] = (unsigned int)s[0];
-    memcpy(&v, w, sizeof v);
-    return v;
-}
-
 #define AG_TILE 9216
-#define AG_GROUP 32                 /* fan-out of the look-back tree: one lane a sibling */
-#define AG_SLOT_WORDS 1          /* 64-bit words a published float */
-#define AG_HEADER_WORDS 64          /* 32-bit words before the slots: word 0 is the ticket counter */
 
 /* Workspace: the header, then the look-back tree's slots level by level (level 0: each tile's
    total; level k+1: the total of each group of 32 level-k groups). */
 static __host__ __device__ size_t ag_tiles_for(size_t n) { return (n + AG_TILE - 1) / AG_TILE; }
-static __host__ __device__ size_t ag_slot_words_for(size_t tiles)
-{
-    size_t slots = 0, count = tiles;
-    for (size_t span = 1;; span *= AG_GROUP) {
-        slots += count;
-        if (span >= tiles)
-            return slots * AG_SLOT_WORDS;
-        count = (count + AG_GROUP - 1) / AG_GROUP;
-    }
-}
-
-/* Grid: what precedes tile `tile`, from a tree of published totals folded in a fixed order, so the
-   bits never depend on timing.  Level 0 holds each tile's total; at level k, lane l folds the
-   total of the l-th group before this tile's own group (same parent).  A tile that completes a
-   group publishes the group's total as soon as the levels below are folded: totals never wait on
-   prefixes, so no tile waits on a chain of others.  Called by a whole warp; every lane returns
-   the prefix. */
-static __device__ __forceinline__ float ag_look_back(float total, unsigned long long *slots, size_t n_tiles, size_t tile, unsigned int lane)
-{
-    float prefix = ag_op_identity();       /* everything before the tile */
-    float upto = total;                     /* from the start of the tile's group at this level */
-    unsigned long long *level = slots;
-    size_t count = n_tiles, index = tile;
-    bool last = true;                        /* the tile completes its group at every level so far */
-    if (n_tiles > 1 && lane == 0)
-        ag_publish(level + index * AG_SLOT_WORDS, total);
-    for (size_t span = 1; span < n_tiles; span *= AG_GROUP) {
-        const unsigned int siblings = (unsigned int)(index % AG_GROUP);
-        if (siblings > 0) {
-            const float v = ag_warp_fold_all(lane < siblings ? ag_wait_for(level + (index - siblings + lane) * AG_SLOT_WORDS) : ag_op_identity(), lane);
-            prefix = ag_op_combine(v, prefix);
-            upto = ag_op_combine(v, upto);
-        }
-        last = last && siblings == AG_GROUP - 1;
-        level += count * AG_SLOT_WORDS;
-        count = (count + AG_GROUP - 1) / AG_GROUP;
-        index /= AG_GROUP;
-        if (last && lane == 0)               /* the group one level up is complete */
-            ag_publish(level + index * AG_SLOT_WORDS, upto);
-    }
-    return prefix;
-}
-
-/* 16 bytes from global to shared memory without passing through registers (cp.async, sm_80+) */
-static __device__ __forceinline__ void ag_copy_async16(uint4 *smem, const uint4 *gmem)
-{
-    const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(to), "l"(gmem) : "memory");
-}
-
-/* The first `bytes` (0..16, a multiple of 4) of 16, the rest zeros: a partial tile's words, 4
-   bytes at a time, so that nothing past the caller's last element is read (a 16-byte cp.async
-   with a smaller source size counts, for memcheck, as a 16-byte read past it) */
-static __device__ __forceinline__ void ag_copy_async16_first(uint4 *smem, const uint4 *gmem, unsigned int bytes)
-{
-    const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
-    const unsigned int *from = (const unsigned int *)gmem;
-#pragma unroll
-    for (unsigned int q = 0; q < 4; ++q)
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;"
-                     :: "r"(to + 4 * q), "l"(from + (4 * q < bytes ? q : 0u)), "r"(4 * q < bytes ? 4u : 0u) : "memory");
-}
-
-static __device__ __forceinline__ void ag_copy_async_wait(void)
-{
-    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
-}
-
-/* 4 bytes, or none past the end (then zeros), from global to shared memory (cp.async) */
-static __device__ __forceinline__ void ag_copy_async4(unsigned int *smem, const unsigned int *gmem, int valid)
-{
-    const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(to), "l"(gmem), "r"(valid ? 4 : 0) : "memory");
-}
 
 /* elements of the warp's run of the tile that exist */
 static __device__ __forceinline__ size_t ag_run_left(size_t n, size_t tile_base, unsigned int warp)
 {
     const size_t run = tile_base + (size_t)warp * 1152;
     return run < n ? n - run : 0;
-}
-
-/* bytes of the run's 16-byte word k that exist (0..16), of a run of `run_bytes` */
-static __device__ __forceinline__ unsigned int ag_word_bytes(int k, size_t run_bytes)
-{
-    const size_t at = (size_t)k * 16;
-    return at + 16 <= run_bytes ? 16u : at < run_bytes ? (unsigned int)(run_bytes - at) : 0u;
 }
 
 /* Where things sit in a warp's stage, so that a quarter warp's 16-byte accesses, and a warp's
@@ -2117,15 +1566,6 @@ assoc_k_exscan_sum_f32_b256_t36(const float *in, size_t n, float *out, float ini
     }
 }
 
-/* The ticket counter and the slots' flags back to zero before the main launch (grid-stride) */
-static __device__ __forceinline__ void ag_zero_slots(unsigned int *work, unsigned int n_tiles)
-{
-    unsigned long long *const words = (unsigned long long *)work;
-    const size_t count = AG_HEADER_WORDS / 2 + ag_slot_words_for(n_tiles);
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (size_t)gridDim.x * blockDim.x)
-        words[i] = 0;
-}
-
 /* Before the main launch (a kernel, not a memset: it overlaps the launches around it) */
 static __global__ void assoc_k_exscan_sum_f32_b256_t36_clear(unsigned int *work, unsigned int n_tiles)
 {
@@ -2221,10 +1661,10 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
 }
 
 }  /* namespace ag_s3 */
+#undef AG_TILE
 #undef AG_GROUP
 #undef AG_HEADER_WORDS
 #undef AG_SLOT_WORDS
-#undef AG_TILE
 
 /* ----------------------------------------------------------------------------------------- */
 /* the shape for n; the workspace, the most that the shapes picked up to n need (a shape picked

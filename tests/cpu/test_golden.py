@@ -24,13 +24,13 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "1a6aea2ff9714d3168c432e7387ac93f26b95b5fd667cde0c534a22b8ac149ed",
-    "single_header": "81b8bfe1da9b983a8b30f6529a1190c4afe15bf8199ddec9ca15524e92300e76",
+    "sources": "a090a414d1d0e39ba44ea56b201d2c3c8c80f117db6341354a3f87fe4b5962cb",
+    "single_header": "8703f3bfafdaf91eaf4e203032c103cf30d0bd8c0481512e3ec6eb1b574b78ca",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "cf26182209cd62639babfbf2053980aa38f7205558f850ea1dbbf5ba2842e2ba",
     "inputs": "0890524eede2e7c3f4c2c0299e276a101089957de433d86f17b51ace010d8e05",
-    "tuned": "6673bf756b63f88536050bfc1494d4bac60689d9847cc0f2a95db867ecb79f7f",
+    "tuned": "f32c2d7022fb61cbf327703efaa30d9aae3f850f9e383d115897218cc546992c",
 }
 
 

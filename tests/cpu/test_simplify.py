@@ -58,3 +58,54 @@ def test_uses_ignores_comments_and_strings():
     assert emit._uses("if (aligned16 && full) {", "full")
     assert not emit._uses('/* a full tile */ x = 1; // full\n s = "full";', "full")
     assert not emit._uses("fullness = 1;", "full")
+
+
+def test_shapes_share_what_they_hold_alike_and_depends_on_nothing_that_differs():
+    def shape(tile, pad):
+        return (
+            f"#define AG_TILE {tile}\n"
+            "#define AG_GROUP 32          /* fan-out */\n"
+            "\n"
+            "/* the shuffle */\n"
+            "static __device__ __forceinline__ float ag_shfl(float v) { return __shfl_sync(0xffffffffu, v, 0); }\n"
+            "static __device__ __forceinline__ int ag_tiles(int n) { return (n + AG_TILE - 1) / AG_TILE; }\n"
+            "\n"
+            "static __device__ __forceinline__ int ag_groups(int n)\n"
+            "{\n"
+            "    return ag_tiles(n) / AG_GROUP;   /* { a brace in a comment */\n"
+            "}\n"
+            "\n"
+            "static __device__ __forceinline__ float ag_pad(int k)\n"
+            "{\n"
+            "#if defined(__CUDA_ARCH__)\n"
+            f"    return k + k / {pad};\n"
+            "#endif\n"
+            "}\n"
+            "\n"
+            "static int ag_at_once[64];   /* state: each shape its own, even where the text is alike */\n"
+            "\n"
+            "static __global__ void __launch_bounds__(256, 8)\n"
+            f"k_{tile}(float *x)\n"
+            "{\n"
+            '    asm volatile("{ .reg .pred p; }");\n'
+            "    x[0] = ag_shfl(x[0]) + ag_pad(ag_groups(1));\n"
+            "}\n"
+        )
+
+    common, rest = simplify.shared([shape(4096, 8), shape(2048, 8), shape(9216, 16)])
+    # alike and depending on nothing that differs: the macro, the shuffle (with its comment)
+    assert common == (
+        "#define AG_GROUP 32          /* fan-out */\n\n"
+        "/* the shuffle */\n"
+        "static __device__ __forceinline__ float ag_shfl(float v) { return __shfl_sync(0xffffffffu, v, 0); }"
+    )
+    # ag_groups is alike but calls ag_tiles, which reads AG_TILE; ag_pad differs; the state stays
+    for source, tile in zip(rest, (4096, 2048, 9216), strict=True):
+        assert source.startswith(f"#define AG_TILE {tile}\n\nstatic __device__ __forceinline__ int ag_tiles(")
+        assert "ag_shfl(float v)" not in source and "AG_GROUP 32" not in source
+        kept = ("int ag_groups(int n)", "float ag_pad(int k)", "static int ag_at_once[64];", f"k_{tile}(float *x)")
+        assert all(k in source for k in kept)
+    # shapes alike in all: every macro and device function is shared; state and kernels stay
+    common, rest = simplify.shared([shape(4096, 8)] * 2)
+    assert common.startswith("#define AG_TILE 4096\n#define AG_GROUP 32") and "ag_pad(int k)" in common
+    assert rest[0].startswith("static int ag_at_once[64];") and rest[0].endswith("}") and "k_4096" in rest[0]

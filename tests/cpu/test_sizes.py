@@ -1,8 +1,8 @@
 """Shapes by size (tuning.size_shapes): a plain scan of 4-byte elements in its default shape gets
 several shapes, each in a namespace of its own, and a public function that picks one by n, in
 the order of tuning.SCAN_SIZE_SHAPES; a shape the spec gives, another element size, the
-segmented forms and the functions across ranks keep one.  (The GPU test runs the sized scans
-just below, at and above each threshold.)"""
+segmented forms and the functions across ranks keep one; what the shapes' code holds alike is
+written once.  (The GPU test runs the sized scans just below, at and above each threshold.)"""
 
 import re
 import subprocess
@@ -28,6 +28,13 @@ def test_a_default_shaped_4_byte_scan_picks_its_shape_by_n():
     assert picks == want
     assert "    return ag_s3::ag_scan(d_in, n, d_out, d_work, work_bytes, stream);\n}" in src  # the rest
     assert "carry" not in src  # a shape's entry has no carry in (that is the scan across ranks')
+    # what the shapes hold alike is written once, before them; what reads their tile, in each
+    shared = src[: src.index("namespace ag_s0")]
+    for helper in ("float ag_shfl_up(", "float ag_warp_scan(", "float ag_look_back(", "void ag_copy_async16("):
+        assert src.count(helper) == shared.count(helper) == 1, helper
+    assert src.count("#define AG_GROUP ") == shared.count("#define AG_GROUP ") == 1
+    assert src.count("#define AG_TILE ") == 4 and "#define AG_TILE" not in shared
+    assert src.count("float ag_block_scan(") == 4  # 256 threads in three shapes, 128 in one: not alike
     # the workspace: the most the shapes picked up to n need, each at most at the largest n it is
     # picked for (the rest's at n), so that it grows with n but not past what a call can use
     ups = {}
