@@ -41,6 +41,8 @@
  *          so that the slices span at least 4x the L2 size; every call then reads its input
  *          from HBM, as for data much larger than L2 (2^24 floats = 64 MB already is).
  *          --hot: one slice; inputs that fit in L2 (<= ~50 MB on an H100) stay there.
+ *          The segmented rows too: a slice holds its values and its own copy of the offsets or
+ *          keys (the same segments in every slice), and every call writes its own output slice.
  *
  * CHECKS   At every n, on slice 0 (elements 0..n-1), before and after the timing:
  *          integers and f32 min must equal CUB's exactly, f32 sum must be within a relative
@@ -656,6 +658,10 @@ static void run_scan_row(Bench &b, const char *row, GenScanFn<T> gen, Cub cub, b
 //   segreduce: ours (CSR offsets, int32) against cub::DeviceSegmentedReduce::Sum
 //   segscan:   ours (runs of equal int32 keys) against thrust::inclusive_scan_by_key
 // Bytes counted: everything read and written once (values, offsets or keys, results).
+// Cold by default like the other tables (--hot: one slice): slice k is at k * stride in the pool,
+// its n values (pool elements k * stride / 4 on) and then, from byte `at` of the slice (n floats
+// rounded up to SLICE_ALIGN), its own copy of the offsets or keys; its results are at k * stride
+// in out_gen and out_cub, the copy's bytes at k * stride in dst.
 
 static double gbs(size_t bytes, double us);
 static std::string human(size_t bytes);
@@ -670,14 +676,25 @@ struct SegResult {
 };
 static std::vector<SegResult> seg_results;
 
-// ours and the reference timed per call (with the copy), and from a CUDA graph where n is small
-// enough; the medians in r
-static void time_seg(Bench &b, int lg, Op &gen, Op &ref, Op &copy, SegResult &r)
+// ours and the reference timed per call (with the copy), and from a CUDA graph of at least cold_calls
+// calls where n is small enough; the medians in r
+static void time_seg(Bench &b, int lg, Op &gen, Op &ref, Op &copy, size_t cold_calls, SegResult &r)
 {
-    time_with_graphs(b, lg, gen, ref, {&copy}, 1, r.ggen_us, r.gref_us);
+    time_with_graphs(b, lg, gen, ref, {&copy}, cold_calls, r.ggen_us, r.gref_us);
     r.gen_us = median(gen.samples);
     r.ref_us = median(ref.samples);
     r.copy_us = median(copy.samples);
+}
+
+// `bytes` of host data (offsets or keys) at `at` in every slice that set_point made
+static void copy_to_slices(Bench &b, size_t at, const void *host, size_t bytes)
+{
+    CHECK(cudaMemcpyAsync(b.pool + at, host, bytes, cudaMemcpyHostToDevice, b.stream));
+    for (size_t k = 1; k < b.slices; ++k) {
+        char *to = b.pool + k * b.slice_stride + at;
+        CHECK(cudaMemcpyAsync(to, b.pool + at, bytes, cudaMemcpyDeviceToDevice, b.stream));
+    }
+    CHECK(cudaStreamSynchronize(b.stream));
 }
 
 // lengths: "avgK" (1..2K-1, e.g. avg1000: 1..1999), "1..16", "ones", "one" (a single segment),
@@ -713,20 +730,23 @@ static void run_segreduce_rows(Bench &b, int lg, const std::vector<std::string> 
     if (n * sizeof(float) > b.pool_bytes)
         return;
     fill<float>(b);
-    const float *in = (const float *)b.pool;
+    const float *in = (const float *)b.pool;   // slice 0
     std::vector<float> host(n);
     CHECK(cudaMemcpy(host.data(), in, n * sizeof(float), cudaMemcpyDeviceToHost));
+    const size_t at = (n * sizeof(float) + SLICE_ALIGN - 1) / SLICE_ALIGN * SLICE_ALIGN;   // a slice's offsets
     for (const std::string &dist : dists) {
         fprintf(stderr, "segreduce %s 2^%d\n", dist.c_str(), lg);
         std::vector<int> off = segment_starts(n, dist);
         const size_t m = off.size();
         off.push_back((int)n);
-        int *d_off;
-        float *d_gen, *d_cub;
-        CHECK(cudaMalloc(&d_off, (m + 1) * sizeof(int)));
-        CHECK(cudaMalloc(&d_gen, m * sizeof(float)));
-        CHECK(cudaMalloc(&d_cub, m * sizeof(float)));
-        CHECK(cudaMemcpy(d_off, off.data(), (m + 1) * sizeof(int), cudaMemcpyHostToDevice));
+        if (at + (m + 1) * sizeof(int) > b.pool_bytes) {
+            printf("note: %s %s n=2^%d skipped: not enough GPU memory\n", row, dist.c_str(), lg);
+            continue;
+        }
+        const size_t cold_calls = set_point(b, at + (m + 1) * sizeof(int));
+        copy_to_slices(b, at, off.data(), (m + 1) * sizeof(int));
+        const int *d_off = (const int *)(b.pool + at);
+        float *d_gen = (float *)b.out_gen, *d_cub = (float *)b.out_cub;   // slice 0's
         size_t need = 0;
         CHECK(cub::DeviceSegmentedReduce::Sum(nullptr, need, in, d_cub, (int64_t)m, d_off, d_off + 1, b.stream));
         if (need > b.cub_tmp_bytes) {
@@ -740,16 +760,29 @@ static void run_segreduce_rows(Bench &b, int lg, const std::vector<std::string> 
         CHECK(cudaMemset(work, 0, work_bytes + 16));
 
         Op op_gen, op_ref, op_copy;
-        op_gen.call = [&] { CHECK(fn(in, n, d_off, m, d_gen, work, work_bytes, b.stream)); };
+        op_gen.call = [&] {
+            const size_t s = b.next() * b.slice_stride;
+            CHECK(fn((const float *)(b.pool + s), n, (const int *)(b.pool + s + at), m, (float *)(b.out_gen + s), work,
+                     work_bytes, b.stream));
+        };
         op_ref.call = [&] {
-            CHECK(cub::DeviceSegmentedReduce::Sum(b.cub_tmp, b.cub_tmp_bytes, in, d_cub, (int64_t)m, d_off, d_off + 1, b.stream));
+            const size_t s = b.next() * b.slice_stride;
+            const int *o = (const int *)(b.pool + s + at);
+            CHECK(cub::DeviceSegmentedReduce::Sum(b.cub_tmp, b.cub_tmp_bytes, (const float *)(b.pool + s),
+                                                  (float *)(b.out_cub + s), (int64_t)m, o, o + 1, b.stream));
         };
         const size_t bytes = n * sizeof(float) + (m + 1) * sizeof(int) + m * sizeof(float);
-        op_copy.call = [&] { CHECK(cudaMemcpyAsync(b.dst, b.pool + b.pool_bytes / 2, bytes / 2, cudaMemcpyDeviceToDevice, b.stream)); };
+        op_copy.call = [&] {   // bytes / 2 <= at + (m + 1) * sizeof(int): within the slice
+            const size_t s = b.next() * b.slice_stride;
+            CHECK(cudaMemcpyAsync(b.dst + s, b.pool + s, bytes / 2, cudaMemcpyDeviceToDevice, b.stream));
+        };
         SegResult r = {row, dist, lg, n, m, bytes, 0, 0, 0, true};
-        time_seg(b, lg, op_gen, op_ref, op_copy, r);
+        time_seg(b, lg, op_gen, op_ref, op_copy, cold_calls, r);
 
-        // check: each segment's sum against the host's (double), relative to the sum of |x|
+        // check, on slice 0 after the timed calls: each segment's sum against the host's (double),
+        // relative to the sum of |x|
+        CHECK(fn(in, n, d_off, m, d_gen, work, work_bytes, b.stream));
+        CHECK(cudaStreamSynchronize(b.stream));
         std::vector<float> got(m);
         CHECK(cudaMemcpy(got.data(), d_gen, m * sizeof(float), cudaMemcpyDeviceToHost));
         for (size_t s = 0; s < m && r.gen_ok; ++s) {
@@ -763,9 +796,7 @@ static void run_segreduce_rows(Bench &b, int lg, const std::vector<std::string> 
         }
         seg_results.push_back(r);
         CHECK(cudaFree(work));
-        CHECK(cudaFree(d_off));
-        CHECK(cudaFree(d_gen));
-        CHECK(cudaFree(d_cub));
+        fill<float>(b);   // the values again where these offsets lay: another m moves the slices
     }
 }
 
@@ -773,10 +804,11 @@ static void run_segscan_rows(Bench &b, int lg, const std::vector<std::string> &d
                              SegScanFn fn = bench_segscan_sum_f32_by_i32, WorkFn fn_work = bench_segscan_sum_f32_by_i32_workspace_bytes)
 {
     const size_t n = (size_t)1 << lg;
-    if (n * sizeof(float) > b.pool_bytes / 2)
+    const size_t at = (n * sizeof(float) + SLICE_ALIGN - 1) / SLICE_ALIGN * SLICE_ALIGN;   // a slice's keys
+    if (at + n * sizeof(int) > b.pool_bytes)
         return;
     fill<float>(b);
-    const float *in = (const float *)b.pool;
+    const float *in = (const float *)b.pool;   // slice 0
     std::vector<float> host(n);
     CHECK(cudaMemcpy(host.data(), in, n * sizeof(float), cudaMemcpyDeviceToHost));
     CachedAlloc alloc;
@@ -790,22 +822,37 @@ static void run_segscan_rows(Bench &b, int lg, const std::vector<std::string> &d
             for (size_t i = (size_t)starts[j]; i < end; ++i)
                 keys[i] = key;
         }
-        int *d_keys = (int *)(b.pool + b.pool_bytes / 2);
-        float *d_gen = (float *)b.out_gen, *d_ref = (float *)b.out_cub;
-        CHECK(cudaMemcpy(d_keys, keys.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+        const size_t cold_calls = set_point(b, at + n * sizeof(int));   // the same slices for every distribution
+        copy_to_slices(b, at, keys.data(), n * sizeof(int));
+        const int *d_keys = (const int *)(b.pool + at);
+        float *d_gen = (float *)b.out_gen, *d_ref = (float *)b.out_cub;   // slice 0's
         void *work = nullptr;
         const size_t work_bytes = fn_work(n);
         CHECK(cudaMalloc(&work, work_bytes + 16));
         CHECK(cudaMemset(work, 0, work_bytes + 16));
         Op op_gen, op_ref, op_copy;
-        op_gen.call = [&] { CHECK(fn(in, d_keys, n, d_gen, work, work_bytes, b.stream)); };
+        op_gen.call = [&] {
+            const size_t s = b.next() * b.slice_stride;
+            CHECK(fn((const float *)(b.pool + s), (const int *)(b.pool + s + at), n, (float *)(b.out_gen + s), work,
+                     work_bytes, b.stream));
+        };
         op_ref.call = [&] {
-            thrust::inclusive_scan_by_key(thrust::cuda::par_nosync(alloc).on(b.stream), d_keys, d_keys + n, in, d_ref);
+            const size_t s = b.next() * b.slice_stride;
+            const int *k = (const int *)(b.pool + s + at);
+            thrust::inclusive_scan_by_key(thrust::cuda::par_nosync(alloc).on(b.stream), k, k + n,
+                                          (const float *)(b.pool + s), (float *)(b.out_cub + s));
         };
         const size_t bytes = n * (2 * sizeof(float) + sizeof(int));
-        op_copy.call = [&] { CHECK(cudaMemcpyAsync(b.dst, b.pool, bytes / 2, cudaMemcpyDeviceToDevice, b.stream)); };
+        op_copy.call = [&] {   // bytes / 2 <= at + n * sizeof(int): within the slice
+            const size_t s = b.next() * b.slice_stride;
+            CHECK(cudaMemcpyAsync(b.dst + s, b.pool + s, bytes / 2, cudaMemcpyDeviceToDevice, b.stream));
+        };
         SegResult r = {row, dist, lg, n, starts.size(), bytes, 0, 0, 0, true};
-        time_seg(b, lg, op_gen, op_ref, op_copy, r);
+        time_seg(b, lg, op_gen, op_ref, op_copy, cold_calls, r);
+
+        // check, on slice 0 after the timed calls (thrust's result only for the message)
+        CHECK(fn(in, d_keys, n, d_gen, work, work_bytes, b.stream));
+        thrust::inclusive_scan_by_key(thrust::cuda::par_nosync(alloc).on(b.stream), d_keys, d_keys + n, in, d_ref);
         CHECK(cudaStreamSynchronize(b.stream));
 
         std::vector<float> got(n), ref(n);

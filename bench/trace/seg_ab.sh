@@ -5,12 +5,13 @@
 #   bash bench/trace/seg_ab.sh 'sed -i "s/^SEGMENT_SPAN_SPLIT_N = .*/SEGMENT_SPAN_SPLIT_N = 1 << 15/" generator/tuning.py'
 set -u
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-build/seg-ab}; mkdir -p "$OUT" build/ab-orig
+OUT=${OUT:-build/seg-ab}; rm -rf build/ab-orig; mkdir -p "$OUT" build/ab-orig
 export PATH=/usr/local/cuda/bin:$PATH
 . tests/gpu/pyshim.sh
 rows=${ROWS:---only segavg --quick}
 cp -r generator templates build/ab-orig/
 variants=(a)
+touch generator/*.py   # (a) is the tree's code, whatever variant an earlier run built last
 ninja bench > "$OUT/build-a.log" 2>&1 && cp build/bench/bench build/bench-a || { tail "$OUT/build-a.log"; exit 1; }
 v=a
 for patch in "$@"; do
