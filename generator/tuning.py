@@ -374,11 +374,15 @@ SEGMENT_SPAN_SPLIT_GRID = 1024
 # Past the split's size, segments averaging less than this keep the tiles: all of length 1 at 2^28
 # took 2075 us by a lane a segment against 1554 in tiles, while 1..16 took 527 against 603
 SEGMENT_SPAN_MIN_AVG = 2
-# The span kernels launch with PDL only past this many elements (0: always).  From a graph, cold
-# (bench/results/h100-2026-11-24-segspans-pdl.txt), PDL at 2^16 took averages 16 / 64 / 128 / 256 /
-# 1000 to 2.70 / 2.71 / 2.17 / 2.27 / 2.27 us against 1.83 / 1.78 / 1.91 / 1.78 / 1.78 without
-# (CUB 4.55 / 1.99 / 1.69 / 1.63 / 2.04); at 2^20 it saves 0.2-0.4 us (avg16 3.54 against 3.90)
-SEGMENT_SPAN_PDL_MIN_N = 1 << 17
+# The span kernels launch with PDL only past this many elements (0: always).  Measured on inputs
+# hot in L2 (bench/results/h100-2026-11-24-segspans-pdl.txt), PDL at 2^16 took averages 16 / 64 /
+# 128 / 256 / 1000 to 2.70 / 2.71 / 2.17 / 2.27 / 2.27 us from a graph against 1.83 / 1.78 / 1.91 /
+# 1.78 / 1.78 without, so it began past 2^17.  On cold inputs (the benchmark's rows since 723f517,
+# bench/results/h100-2026-11-25-segmented-cold.txt) it saves 0.15-0.35 us a call from 2^12 to 2^16
+# (averages 128 at 2^12 1.95 -> 1.68 us, CUB 1.89; power-law lengths at 2^14 2.96 -> 2.64), except
+# segments of 1..16 at 2^14 / 2^16 (2.26 / 2.43 -> 2.47 / 3.02 us, still 1.4x / 3.3x CUB); at 2^20
+# it saves 0.2-0.4 us (avg16 3.54 against 3.90)
+SEGMENT_SPAN_PDL_MIN_N = 0
 # On small inputs a segment takes more lanes than its average asks (the GPU is short of work, and a
 # group's rounds are round trips one after another): up to n, the average counts 2^shift times.
 # From a graph against CUB (bench/trace/seg_ab.sh, bench/results/h100-2026-11-25-span-shifts.txt),
@@ -387,8 +391,10 @@ SEGMENT_SPAN_PDL_MIN_N = 1 << 17
 # faster (256: 0.60x -> 0.97x, 1000: 0.83x -> 0.87x, 16: 5.1x -> 6.4x), though on another input
 # averaging 1000 (bench/trace/sweep.sh B) the block of 256 it now takes ran 2.36 us against 2.20 for
 # the block of 128; 4x at 2^20 was slower (averages 16 / 32 / 64 / 256 by 1.6-2.3 us, 1000 by 0.3),
-# and 2^19 was not measured with 4x.  Measured on f32 sums; it applies to every segmented reduce
-SEGMENT_SPAN_SHIFTS = ((1 << 14, 3), (1 << 18, 2), (1 << 21, 1))
+# and 2^19 was not measured with 4x.  Then, cold (the file above), 8x up to 2^16 (was 2^14) took
+# averages 128 at 2^16 from 2.47 to 2.30 us (CUB 2.13), 1000 / 256 / 4096 / power law as fast or
+# faster; 16x there was slower (2.40).  Measured on f32 sums; it applies to every segmented reduce
+SEGMENT_SPAN_SHIFTS = ((1 << 16, 3), (1 << 18, 2), (1 << 21, 1))
 SEGMENT_SPAN_BYTES = 32
 SEGMENT_SPAN_LONG = 4
 SEGMENT_SPAN_BLOCK = 256  # a group kernel's threads

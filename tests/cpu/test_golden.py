@@ -24,8 +24,8 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "a090a414d1d0e39ba44ea56b201d2c3c8c80f117db6341354a3f87fe4b5962cb",
-    "single_header": "8703f3bfafdaf91eaf4e203032c103cf30d0bd8c0481512e3ec6eb1b574b78ca",
+    "sources": "e09b74f69c6af5fbd8973da2e33372743f9890f7066d4800f0d4d71c40f45571",
+    "single_header": "86ab9fe1b07d88b78cd8614cbc13c0b1107f1b6bf3f3e9aa073a404a84eec9f1",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "cf26182209cd62639babfbf2053980aa38f7205558f850ea1dbbf5ba2842e2ba",
