@@ -620,7 +620,8 @@ def _sized(env, inst, ctx, sizes) -> dict:
     distinct shape's kernel and launch in a namespace of its own (ag_s0, ag_s1, ...), and the
     public function's pick: [(largest n or None, the namespace)]; each shape's `upto`, the
     largest n it is picked for (None: past the last threshold), which bounds its workspace; and
-    `common`, the helpers every shape's code holds alike (simplify.shared), written once."""
+    `common`, the helpers every shape's code holds alike (simplify.shared), written once, with
+    `common_macros`, the macros among them (undefined after the last shape)."""
     shapes, picks = [], []
     for upto, shape in sizes:
         if shape not in [s["inst"] for s in shapes]:
@@ -633,7 +634,7 @@ def _sized(env, inst, ctx, sizes) -> dict:
         s["upto"] = None if None in ups else max(ups)
         s["source"] = _part(env, inst.family, s["inst"], ctx, sized=True, upto=s["upto"])[0]
     # what every shape's code holds alike is written once, before the namespaces
-    common, rest = simplify.shared([s["source"] for s in shapes])
+    common, rest = simplify.shared([s["source"] for s in shapes]) if len(shapes) > 1 else ("", [shapes[0]["source"]])
     for s, source in zip(shapes, rest, strict=True):
         s["source"], s["macros"] = source, sorted(set(_DEFINE.findall(source)))
     call = ", ".join(p.name for p in ctx["api_params"].params)

@@ -8,11 +8,14 @@ spaces an indent, `#pragma unroll` on the line before a loop, and either a brace
 `}` at the loop's indent or a body indented deeper than the loop.
 
 And a file of several shapes of one kernel (common/sized.cu.j2, a namespace a shape) prints once,
-before the namespaces, what every shape's code holds word for word and what depends on nothing
-that differs between them (`shared`): the shuffles, block scan steps, look-back and its macros
-that the shapes would otherwise repeat.  It reads top-level items by the templates' layout: each
-at column 0 with the comment right above it, a macro a line, a function to the closing brace
-that brings its braces back to level 0, a declaration to its `;`.
+before the namespaces, the items that every shape's code holds word for word and that depend on
+nothing that differs between them (`shared`): the shuffles, block scan steps, look-back and its
+macros that the shapes would otherwise repeat.  It reads top-level items by the templates'
+layout: each at column 0 with the comment that begins right above it (a comment apart from it by
+a blank line stays where it is), a macro with its continued lines, an `#if` block to its
+`#endif`, a function to the closing brace that brings its braces back to level 0, a declaration
+to its `;`.  It assumes what the file defines before the namespaces (the operator's functions,
+the launch helper) is not defined again in a shape, as the templates' parts never do.
 """
 
 import re
@@ -116,6 +119,8 @@ _MASK = re.compile(r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _ATTRIBUTE = re.compile(r"\b__\w+__\s*\([^()]*\)")  # __launch_bounds__(256, 8), __align__(16)
 _CONDITIONAL = re.compile(r"#\s*if")
+_MACRO = re.compile(r"^\s*#\s*(?:define|undef)\s+(\w+)", re.M)
+_STATIC = re.compile(r"\bstatic\b")
 
 
 def _masked(text: str) -> str:
@@ -151,33 +156,36 @@ def _items(text: str) -> list:
                     break
         first = start
         while first > 0 and lines[first - 1].strip() and not code[first - 1].strip():
-            first -= 1  # the comment right above it
+            first -= 1  # the comment right above it, if it begins there (not on a line of code)
+        if not lines[first].lstrip().startswith(("/*", "//")):
+            first = start
         out.append(("\n".join(lines[first:i]), "\n".join(code[start:i]), first, i))
     return out
 
 
-def _defines(code: str) -> str:
-    """The name an item defines: a macro's, a type's, a function's, a variable's."""
-    m = re.match(r"#\s*define\s+(\w+)", code)
-    if m:
-        return m[1]
-    if code.startswith("static_assert"):
-        return ""
+def _defines(code: str) -> set:
+    """The names an item defines or undefines: every macro in it (an `#if` block's, a function
+    body's), and a type's, a function's or a variable's name."""
+    names = set(_MACRO.findall(code))
+    if code.startswith("#") or code.startswith("static_assert"):
+        return names
     if code.startswith("typedef"):  # typedef struct { ... } name;
-        return _NAME.findall(code)[-1]
+        return names | {_NAME.findall(code)[-1]}
     head = _ATTRIBUTE.sub("", code.split("{")[0])
     head = head.split("(")[0] if "(" in head else re.split(r"[\[=;]", head)[0]
-    names = _NAME.findall(head)
-    return names[-1] if names else ""
+    return names | set(_NAME.findall(head)[-1:])
 
 
 def _stateless(code: str) -> bool:
-    """A macro, a type, a static assertion or a device function: no state of its own, so the same
-    text does the same anywhere."""
-    head = code.split("{")[0]
+    """Whether an item can be written once for every shape, going by its text: a macro, a type, a
+    static assertion, or a device function with no static local (never a variable, a kernel or
+    an `#if` block); what the names it uses mean, `shared` checks."""
     if code.startswith(("#define", "typedef", "static_assert")):
         return True
-    return "{" in code and "__device__" in head and "__global__" not in head
+    head = _ATTRIBUTE.sub("", code.split("{")[0])
+    function = "{" in code and "(" in head and "=" not in head.split("(")[0]
+    body = code[code.index("{") :] if function else ""
+    return function and "__device__" in head and "__global__" not in head and not _STATIC.search(body)
 
 
 def shared(sources: list) -> tuple:
@@ -189,8 +197,8 @@ def shared(sources: list) -> tuple:
     code = {it[0]: it[1] for its in items for it in its}
     common = {t for t, c, *_ in items[0] if _stateless(c) and all(t in other for other in texts[1:])}
     while True:
-        kept = {_defines(c) for its in items for t, c, *_ in its if t not in common}
-        drop = {t for t in common if _defines(code[t]) in kept or kept & set(_NAME.findall(code[t]))}
+        kept = set().union(*(_defines(c) for its in items for t, c, *_ in its if t not in common))
+        drop = {t for t in common if kept & (_defines(code[t]) | set(_NAME.findall(code[t])))}
         if not drop:
             break
         common -= drop
@@ -203,7 +211,7 @@ def shared(sources: list) -> tuple:
         rest.append(blank_lines("\n".join(lines)).strip("\n"))
     out, end = "", None
     for t, _, first, last in items[0]:
-        if t in common:  # items that were line by line stay so
+        if t in common:  # items on adjacent lines stay adjacent
             out += ("" if end is None else "\n" if first == end else "\n\n") + t
             end = last
     return out, rest

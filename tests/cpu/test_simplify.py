@@ -109,3 +109,26 @@ def test_shapes_share_what_they_hold_alike_and_depends_on_nothing_that_differs()
     common, rest = simplify.shared([shape(4096, 8)] * 2)
     assert common.startswith("#define AG_TILE 4096\n#define AG_GROUP 32") and "ag_pad(int k)" in common
     assert rest[0].startswith("static int ag_at_once[64];") and rest[0].endswith("}") and "k_4096" in rest[0]
+
+
+def test_shapes_never_share_state_or_what_reads_a_macro_that_differs():
+    def shape(tile):
+        return (
+            "static __device__ unsigned int ag_calls[1] = {0};\n"  # a variable: each shape its own
+            "static __device__ int ag_once(void) { static int k = 0; return ++k; }\n"  # a static local
+            "#if defined(__CUDA_ARCH__)\n"
+            f"#define AG_TILE {tile}\n"
+            "#endif\n"
+            "#define AG_TILES(n) ((n) / AG_TILE)   /* elements a tile,\n"
+            "   a multiple of 16 */\n"
+            "static __device__ int ag_tiles(int n) { return AG_TILES(n); }\n"
+            "static __device__ int ag_plain(int n) { return n + 1; }\n"
+        )
+
+    common, rest = simplify.shared([shape(4096), shape(2048)])
+    # only ag_plain: AG_TILES reads AG_TILE, set in an #if block that differs; the comment that
+    # begins on AG_TILES's line stays with it, not with ag_tiles
+    assert common == "static __device__ int ag_plain(int n) { return n + 1; }"
+    for source in rest:
+        assert "ag_calls[1]" in source and "static int k" in source and source.count("*/") == 1
+        assert "AG_TILES(n) ((n) / AG_TILE)" in source and "int ag_tiles(int n)" in source

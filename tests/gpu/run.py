@@ -371,7 +371,7 @@ def build(jobs, single_header=False, only=None):
         spec.instances = [inst for inst in spec.instances if inst.public_name in named]
         assert len(spec.instances) == len(named)
     if only:  # the instances whose names hold `only` (and those write_main calls by name)
-        words = only.split(",")
+        words = [w for w in only.split(",") if w]
         spec.instances = [
             i for i in spec.instances if any(w in i.public_name for w in words) or i.public_name in BY_NAME
         ]
@@ -435,7 +435,7 @@ def main():
             # a pair accumulator, a one-warp block and a multi-word shuffle
             for tool in ("memcheck", "racecheck"):
                 for flt in SANITIZED:
-                    if args.only and not any(w in flt for w in args.only.split(",")):
+                    if args.only and not any(w and w in flt for w in args.only.split(",")):
                         continue
                     cmd = [
                         "compute-sanitizer",
