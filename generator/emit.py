@@ -50,14 +50,10 @@ def _add(x, k) -> str:
     return str(x) if k in (0, "0") else f"{x} + {k}"
 
 
-# comments and string literals, which name nothing
-_NOT_CODE = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\])*"', re.S)
-
-
 def _uses(code: str, name: str) -> bool:
     """Whether C `code` names `name` outside comments and strings: a template renders a body
     first and declares only what it uses."""
-    return re.search(rf"\b{re.escape(name)}\b", _NOT_CODE.sub(" ", str(code))) is not None
+    return re.search(rf"\b{re.escape(name)}\b", simplify.masked(str(code))) is not None
 
 
 def _env():
@@ -634,7 +630,7 @@ def _sized(env, inst, ctx, sizes) -> dict:
         s["upto"] = None if None in ups else max(ups)
         s["source"] = _part(env, inst.family, s["inst"], ctx, sized=True, upto=s["upto"])[0]
     # what every shape's code holds alike is written once, before the namespaces
-    common, rest = simplify.shared([s["source"] for s in shapes]) if len(shapes) > 1 else ("", [shapes[0]["source"]])
+    common, rest = simplify.shared([s["source"] for s in shapes])
     for s, source in zip(shapes, rest, strict=True):
         s["source"], s["macros"] = source, sorted(set(_DEFINE.findall(source)))
     call = ", ".join(p.name for p in ctx["api_params"].params)

@@ -123,15 +123,16 @@ _MACRO = re.compile(r"^\s*#\s*(?:define|undef)\s+(\w+)", re.M)
 _STATIC = re.compile(r"\bstatic\b")
 
 
-def _masked(text: str) -> str:
-    """`text` with comments and literals blanked (newlines kept): what the compiler reads as code."""
+def masked(text: str) -> str:
+    """`text` with comments and literals blanked (newlines kept): what the compiler reads as code,
+    which names nothing in a comment or a string."""
     return _MASK.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
 
 
 def _items(text: str) -> list:
     """The top-level items of generated code: [(text, code, first line, end line)], each with the
     comment lines right above it; `code` is its masked text (no comments, no literals)."""
-    lines, code = text.split("\n"), _masked(text).split("\n")
+    lines, code = text.split("\n"), masked(text).split("\n")
     out, i = [], 0
     while i < len(lines):
         if not code[i].strip():
@@ -191,7 +192,9 @@ def _stateless(code: str) -> bool:
 def shared(sources: list) -> tuple:
     """(what every source shares, each source less it): the items that are the same text in every
     source, stateless, and use no name that an item left in a source defines (nor define one),
-    in the first source's order."""
+    in the first source's order; nothing where there is one source."""
+    if len(sources) < 2:
+        return "", list(sources)
     items = [_items(s) for s in sources]
     texts = [{it[0] for it in its} for its in items]
     code = {it[0]: it[1] for its in items for it in its}
