@@ -1001,7 +1001,7 @@ static void write_csv(const char *path)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: bench [--quick] [--hot] [--no-graph] [--only reduce|scan|segmented|variants|segvariants|segavg|\n"
-               "             segsizes|medium] [--csv FILE]\n"
+               "             segsizes|medium|small] [--csv FILE]\n"
                "  --quick     n = 2^12, 2^16, 2^20, 2^24, 2^28 only\n"
                "  --hot       one input buffer (inputs up to L2 size stay in L2); default: cold,\n"
                "              rotating over slices that span 4x the L2 size\n"
@@ -1011,7 +1011,8 @@ static void usage(FILE *f)
                "              reduce by average segment length, 16 to 16384, and power-law, 2^16 to 2^24\n"
                "              (2^28 without --quick); segsizes:\n"
                "              the segmented rows from 2^12 to 2^18; medium: the scans and the scan by key\n"
-               "              from 2^17 to 2^21)\n"
+               "              from 2^17 to 2^21; small: the scans from 2^12 to 2^16 and at 2^18, the 2x2\n"
+               "              matrix reduce at 2^14-2^18)\n"
                "  --csv FILE  also write the results as CSV\n");
 }
 
@@ -1159,6 +1160,14 @@ int main(int argc, char **argv)
         run_scan_row<mat2u>(b, "mat2u scan", bench_scan_mat2mul_mat2u, CubMat2Scan(), false, mid);
         for (int lg : mid)
             run_segscan_rows(b, lg, {"1..16", "avg1000"});
+    }
+    if (only && strcmp(only, "small") == 0) {   // the scans where launches and latency are most of a call
+        const std::vector<int> small = {12, 13, 14, 15, 16, 18};
+        run_scan_row<float>(b, "f32 scan", bench_scan_sum_f32, CubInclusiveSum(), false, small);
+        run_scan_row<float>(b, "f32 exscan", exscan_f32, CubExclusiveSum(), true, small);
+        run_scan_row<int32_t>(b, "i32 scan", bench_scan_sum_i32, CubInclusiveSum(), false, small);
+        run_scan_row<mat2u>(b, "mat2u scan", bench_scan_mat2mul_mat2u, CubMat2Scan(), false, small);
+        run_row<mat2u>(b, "mat2u mul", bench_reduce_mat2mul_mat2u, CubMat2Mul(), CHECK_HOST_PRODUCT, {14, 16, 18});
     }
     if (only && strcmp(only, "segsizes") == 0) {   // the segmented rows at small and medium n
         for (int lg : {12, 14, 16, 18}) {

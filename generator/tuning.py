@@ -261,6 +261,7 @@ class ScanShape:
     one_launch_totals: int = 0  # segments by offsets: one launch up to block x this many tiles
     seg_spans: SegmentSpans = None  # segments by offsets: a group or a block a segment, by average length
     by_block_min: int = 0  # a one-pass scan: tiles in blockIdx order from this many (where all fit at once)
+    early_min: int = 0  # ... and from this many, blockIdx order with the tiles loaded early (0: never)
 
     @property
     def tile(self) -> int:
@@ -337,6 +338,7 @@ def scan_shape(inst) -> ScanShape:
         one_launch_totals=SEGMENT_ONE_LAUNCH_TOTALS if resident and inst.heads == Heads.OFFSETS else 0,
         seg_spans=segment_spans(op) if inst.heads == Heads.OFFSETS else None,
         by_block_min=BY_BLOCK_MIN_TILES,
+        early_min=EARLY_MIN_TILES if resident and not inst.heads else 0,
     )
 
 
@@ -443,6 +445,20 @@ def segment_spans(op):
 # 2^17 (32 tiles) at 1.00-1.02 of before, against 1.04-1.05 by ticket.  A compromise: the sweep had
 # blockIdx order ahead at 32-96 tiles too (4.38 / 5.68 / 6.15 us against 4.53 / 5.87 / 6.68).
 BY_BLOCK_MIN_TILES = 128
+# A plain scan's resident tiles (16-byte cp.async.cg loads, through L2) in blockIdx order load
+# early: the launch before the tile kernel is the call's own clear of the look-back's slots, which
+# under programmatic dependent launch lets the tile kernel in only once the work before the call
+# has finished, so a whole tile's loads go out before the kernel waits for the clear, and their
+# latency overlaps it.  They take blockIdx order from this many tiles (where all fit at once).
+# The clear waits for the work before the call and only then lets the tile kernel in (until then
+# it let it in at once, and the tile kernel waited on the GPU for both).  H100, cold, from a graph
+# against CUB, before -> after (bench/trace/seg_ab.sh, bench/results/h100-2026-11-25-early-loads.txt):
+# the f32 scan 0.96x -> 1.18x at 2^13, 0.96x -> 1.15x at 2^14, 0.94x -> 1.10x at 2^15, 0.99x ->
+# 1.06x at 2^16, 1.07x -> 1.11x at 2^17, 0.96x -> 0.99x at 2^18, 1.01x -> 1.07x at 2^20; the 2x2
+# matrix scans 1.01-1.42x -> 1.15-1.68x at 2^12-2^18.  The clear's new order alone, early loads
+# from 128 tiles, took 2^13-2^15 to 1.02-1.08x.  Keyed and flagged scans load their heads through
+# L1 and keep their order (BY_BLOCK_MIN_TILES)
+EARLY_MIN_TILES = 2
 
 
 # ---- shapes by size: where a scan's default tile leaves the GPU short of work

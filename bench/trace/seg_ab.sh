@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# A/B/... of the segmented reduce's generated code: the benchmark built as the tree has it (a) and
-# once for each patch given (b, c, ...: a shell command run on a copy's generator/ and templates/,
-# e.g. a sed), then `bench --only segavg --quick` (or $ROWS) of each, twice in turn.  Logs under $OUT.
+# A/B/... of generated code (first written for the segmented reduce): the benchmark built as the tree
+# has it (a) and once for each patch given (b, c, ...: a shell command run on a copy's generator/ and
+# templates/, e.g. a sed), then `bench --only segavg --quick` (or $ROWS) of each, twice in turn.  Logs
+# under $OUT.
 #   bash bench/trace/seg_ab.sh 'sed -i "s/^SEGMENT_SPAN_SPLIT_N = .*/SEGMENT_SPAN_SPLIT_N = 1 << 15/" generator/tuning.py'
 set -u
 cd "$(dirname "$0")/../.."
@@ -30,5 +31,7 @@ for v in "${variants[@]}"; do
     for r in 1 2; do
         echo "== $v run $r"
         grep -hE "^f32 seg" "$OUT/bench-$v$r.log" | awk '{printf "%s %s %s/%s %s | %s/%s %s\n", $3, $4, $9, $12, $15, $20, $21, $22}'
+        # other rows (scans, reduces: row, n, per call ours/CUB x | graph ours/CUB x)
+        grep -hE "^[a-z0-9]+ (scan|exscan|sum|min|mul) " "$OUT/bench-$v$r.log" | awk -F'|' '{split($1, a, " "); split($2, g, " "); split($3, c, " "); printf "%s %s %s %s/%s %s |%s\n", a[1], a[2], a[3], g[1], c[1], $4, $6}'
     done
 done

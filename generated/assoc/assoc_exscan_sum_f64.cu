@@ -39,13 +39,21 @@ static __device__ __forceinline__ double ag_op_finalize(double r)
     return r;
 }
 
-/* Programmatic dependent launch (sm_90+): let the next kernel in the stream be scheduled now (it
-   waits here in turn), then wait until the work before this kernel has finished and its writes
-   are visible.  First thing in every kernel, before it touches global memory. */
+/* Programmatic dependent launch (sm_90+): wait until the work before this kernel has finished and
+   its writes are visible.  First thing in the kernel, before it touches global memory. */
 static __device__ __forceinline__ void ag_follow_stream(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/* Let the next kernel in the stream be scheduled (it waits in its ag_follow_stream() until this one
+   has finished): its blocks take the SMs this kernel's blocks leave. */
+static __device__ __forceinline__ void ag_start_next(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 
@@ -317,7 +325,14 @@ assoc_k_exscan_sum_f64_b256_t18(const double *in, size_t n, double *out, double 
     __shared__ unsigned int tile_ticket;
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
-    ag_follow_stream();
+    /* PDL: the next kernel may be scheduled now.  Where tiles go in blockIdx order and are several,
+       the kernel before this one is the call's clear, which let it in only once the work before
+       the call had finished: a whole tile's aligned loads (16-byte, through L2) go out before
+       waiting for the clear */
+    ag_start_next();
+    const int early = by_block && n_tiles > 1 && aligned16 && (size_t)(blockIdx.x + 1) * AG_TILE <= n;
+    if (!early)
+        ag_follow_stream();
 
     /* tiles go out in ticket order, so a tile's predecessors have all started before it; with
        by_block (the host's choice: enough tiles, all fitting on the GPU at once), in blockIdx
@@ -412,6 +427,8 @@ assoc_k_exscan_sum_f64_b256_t18(const double *in, size_t n, double *out, double 
     /* block: what precedes this thread inside the tile */
     double before = ag_block_scan(t, warp_totals, lane, warp);
 
+    if (early)
+        ag_follow_stream();   /* the clear has finished: the slots are zero */
     /* grid: what precedes this tile, by warp 0 (ag_look_back) */
     if (warp == 0) {
         const double prefix = ag_look_back(warp_totals[7], slots, n_tiles, tile, lane);
@@ -491,6 +508,9 @@ static __device__ __forceinline__ void ag_zero_slots(unsigned int *work, unsigne
 static __global__ void assoc_k_exscan_sum_f64_b256_t18_clear(unsigned int *work, unsigned int n_tiles)
 {
     ag_follow_stream();
+    /* the tile kernel, scheduled from here on, may load its inputs before it waits for this one:
+       the work before the call has finished */
+    ag_start_next();
     ag_zero_slots(work, n_tiles);
 }
 
@@ -575,8 +595,8 @@ extern "C" cudaError_t assoc_exscan_sum_f64(const double *d_in, size_t n, double
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 128 tiles (fewer start too raggedly for it to
-           pay), where all fit at once, tiles go in blockIdx order and take no ticket: a tile may
+           blocks the GPU holds at once.  From 2 tiles,
+           where all fit at once, tiles go in blockIdx order and take no ticket (and load early): a tile may
            then start before one it waits on, but that one gets a slot, as other grids' blocks
            finish on their own (the next kernel's, under programmatic dependent launch, cannot
            start before every tile has).  Where something else holds SMs for good (a persistent
@@ -600,7 +620,7 @@ extern "C" cudaError_t assoc_exscan_sum_f64(const double *d_in, size_t n, double
             if (dev >= 0 && dev < 64)
                 ag_at_once[dev] = at_once;
         }
-        if (tiles >= 128 && tiles <= (size_t)at_once)
+        if (tiles >= 2 && tiles <= (size_t)at_once)
             by_block = 1;
     }
     {

@@ -79,13 +79,21 @@ static cudaError_t ag_launch_config(cudaLaunchConfig_t *config, cudaLaunchAttrib
 
 /* ---- what every shape below uses alike, written once ---- */
 
-/* Programmatic dependent launch (sm_90+): let the next kernel in the stream be scheduled now (it
-   waits here in turn), then wait until the work before this kernel has finished and its writes
-   are visible.  First thing in every kernel, before it touches global memory. */
+/* Programmatic dependent launch (sm_90+): wait until the work before this kernel has finished and
+   its writes are visible.  First thing in the kernel, before it touches global memory. */
 static __device__ __forceinline__ void ag_follow_stream(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/* Let the next kernel in the stream be scheduled (it waits in its ag_follow_stream() until this one
+   has finished): its blocks take the SMs this kernel's blocks leave. */
+static __device__ __forceinline__ void ag_start_next(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 
@@ -350,7 +358,14 @@ assoc_k_scan_sum_i32_b256_t16(const int32_t *in, size_t n, int32_t *out, int32_t
     __shared__ unsigned int tile_ticket;
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
-    ag_follow_stream();
+    /* PDL: the next kernel may be scheduled now.  Where tiles go in blockIdx order and are several,
+       the kernel before this one is the call's clear, which let it in only once the work before
+       the call had finished: a whole tile's aligned loads (16-byte, through L2) go out before
+       waiting for the clear */
+    ag_start_next();
+    const int early = by_block && n_tiles > 1 && aligned16 && (size_t)(blockIdx.x + 1) * AG_TILE <= n;
+    if (!early)
+        ag_follow_stream();
 
     /* tiles go out in ticket order, so a tile's predecessors have all started before it; with
        by_block (the host's choice: enough tiles, all fitting on the GPU at once), in blockIdx
@@ -445,6 +460,8 @@ assoc_k_scan_sum_i32_b256_t16(const int32_t *in, size_t n, int32_t *out, int32_t
     /* block: what precedes this thread inside the tile */
     int32_t before = ag_block_scan(t, warp_totals, lane, warp);
 
+    if (early)
+        ag_follow_stream();   /* the clear has finished: the slots are zero */
     /* grid: what precedes this tile, by warp 0 (ag_look_back) */
     if (warp == 0) {
         const int32_t prefix = ag_look_back(warp_totals[7], slots, n_tiles, tile, lane);
@@ -515,6 +532,9 @@ assoc_k_scan_sum_i32_b256_t16(const int32_t *in, size_t n, int32_t *out, int32_t
 static __global__ void assoc_k_scan_sum_i32_b256_t16_clear(unsigned int *work, unsigned int n_tiles)
 {
     ag_follow_stream();
+    /* the tile kernel, scheduled from here on, may load its inputs before it waits for this one:
+       the work before the call has finished */
+    ag_start_next();
     ag_zero_slots(work, n_tiles);
 }
 
@@ -563,8 +583,8 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 128 tiles (fewer start too raggedly for it to
-           pay), where all fit at once, tiles go in blockIdx order and take no ticket: a tile may
+           blocks the GPU holds at once.  From 2 tiles,
+           where all fit at once, tiles go in blockIdx order and take no ticket (and load early): a tile may
            then start before one it waits on, but that one gets a slot, as other grids' blocks
            finish on their own (the next kernel's, under programmatic dependent launch, cannot
            start before every tile has).  Where something else holds SMs for good (a persistent
@@ -588,7 +608,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
             if (dev >= 0 && dev < 64)
                 ag_at_once[dev] = at_once;
         }
-        if (tiles >= 128 && tiles <= (size_t)at_once)
+        if (tiles >= 2 && tiles <= (size_t)at_once)
             by_block = 1;
     }
     {
@@ -691,7 +711,14 @@ assoc_k_scan_sum_i32_b256_t8(const int32_t *in, size_t n, int32_t *out, int32_t 
     __shared__ unsigned int tile_ticket;
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
-    ag_follow_stream();
+    /* PDL: the next kernel may be scheduled now.  Where tiles go in blockIdx order and are several,
+       the kernel before this one is the call's clear, which let it in only once the work before
+       the call had finished: a whole tile's aligned loads (16-byte, through L2) go out before
+       waiting for the clear */
+    ag_start_next();
+    const int early = by_block && n_tiles > 1 && aligned16 && (size_t)(blockIdx.x + 1) * AG_TILE <= n;
+    if (!early)
+        ag_follow_stream();
 
     /* tiles go out in ticket order, so a tile's predecessors have all started before it; with
        by_block (the host's choice: enough tiles, all fitting on the GPU at once), in blockIdx
@@ -786,6 +813,8 @@ assoc_k_scan_sum_i32_b256_t8(const int32_t *in, size_t n, int32_t *out, int32_t 
     /* block: what precedes this thread inside the tile */
     int32_t before = ag_block_scan(t, warp_totals, lane, warp);
 
+    if (early)
+        ag_follow_stream();   /* the clear has finished: the slots are zero */
     /* grid: what precedes this tile, by warp 0 (ag_look_back) */
     if (warp == 0) {
         const int32_t prefix = ag_look_back(warp_totals[7], slots, n_tiles, tile, lane);
@@ -856,6 +885,9 @@ assoc_k_scan_sum_i32_b256_t8(const int32_t *in, size_t n, int32_t *out, int32_t 
 static __global__ void assoc_k_scan_sum_i32_b256_t8_clear(unsigned int *work, unsigned int n_tiles)
 {
     ag_follow_stream();
+    /* the tile kernel, scheduled from here on, may load its inputs before it waits for this one:
+       the work before the call has finished */
+    ag_start_next();
     ag_zero_slots(work, n_tiles);
 }
 
@@ -904,8 +936,8 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 128 tiles (fewer start too raggedly for it to
-           pay), where all fit at once, tiles go in blockIdx order and take no ticket: a tile may
+           blocks the GPU holds at once.  From 2 tiles,
+           where all fit at once, tiles go in blockIdx order and take no ticket (and load early): a tile may
            then start before one it waits on, but that one gets a slot, as other grids' blocks
            finish on their own (the next kernel's, under programmatic dependent launch, cannot
            start before every tile has).  Where something else holds SMs for good (a persistent
@@ -929,7 +961,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
             if (dev >= 0 && dev < 64)
                 ag_at_once[dev] = at_once;
         }
-        if (tiles >= 128 && tiles <= (size_t)at_once)
+        if (tiles >= 2 && tiles <= (size_t)at_once)
             by_block = 1;
     }
     {
@@ -1045,7 +1077,14 @@ assoc_k_scan_sum_i32_b128_t36(const int32_t *in, size_t n, int32_t *out, int32_t
     __shared__ unsigned int tile_ticket;
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
-    ag_follow_stream();
+    /* PDL: the next kernel may be scheduled now.  Where tiles go in blockIdx order and are several,
+       the kernel before this one is the call's clear, which let it in only once the work before
+       the call had finished: a whole tile's aligned loads (16-byte, through L2) go out before
+       waiting for the clear */
+    ag_start_next();
+    const int early = by_block && n_tiles > 1 && aligned16 && (size_t)(blockIdx.x + 1) * AG_TILE <= n;
+    if (!early)
+        ag_follow_stream();
 
     /* tiles go out in ticket order, so a tile's predecessors have all started before it; with
        by_block (the host's choice: enough tiles, all fitting on the GPU at once), in blockIdx
@@ -1140,6 +1179,8 @@ assoc_k_scan_sum_i32_b128_t36(const int32_t *in, size_t n, int32_t *out, int32_t
     /* block: what precedes this thread inside the tile */
     int32_t before = ag_block_scan(t, warp_totals, lane, warp);
 
+    if (early)
+        ag_follow_stream();   /* the clear has finished: the slots are zero */
     /* grid: what precedes this tile, by warp 0 (ag_look_back) */
     if (warp == 0) {
         const int32_t prefix = ag_look_back(warp_totals[3], slots, n_tiles, tile, lane);
@@ -1210,6 +1251,9 @@ assoc_k_scan_sum_i32_b128_t36(const int32_t *in, size_t n, int32_t *out, int32_t
 static __global__ void assoc_k_scan_sum_i32_b128_t36_clear(unsigned int *work, unsigned int n_tiles)
 {
     ag_follow_stream();
+    /* the tile kernel, scheduled from here on, may load its inputs before it waits for this one:
+       the work before the call has finished */
+    ag_start_next();
     ag_zero_slots(work, n_tiles);
 }
 
@@ -1258,8 +1302,8 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 128 tiles (fewer start too raggedly for it to
-           pay), where all fit at once, tiles go in blockIdx order and take no ticket: a tile may
+           blocks the GPU holds at once.  From 2 tiles,
+           where all fit at once, tiles go in blockIdx order and take no ticket (and load early): a tile may
            then start before one it waits on, but that one gets a slot, as other grids' blocks
            finish on their own (the next kernel's, under programmatic dependent launch, cannot
            start before every tile has).  Where something else holds SMs for good (a persistent
@@ -1283,7 +1327,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
             if (dev >= 0 && dev < 64)
                 ag_at_once[dev] = at_once;
         }
-        if (tiles >= 128 && tiles <= (size_t)at_once)
+        if (tiles >= 2 && tiles <= (size_t)at_once)
             by_block = 1;
     }
     {
@@ -1402,7 +1446,14 @@ assoc_k_scan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32_t
     __shared__ unsigned int tile_ticket;
     const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     unsigned long long *const slots = (unsigned long long *)(work + AG_HEADER_WORDS);
-    ag_follow_stream();
+    /* PDL: the next kernel may be scheduled now.  Where tiles go in blockIdx order and are several,
+       the kernel before this one is the call's clear, which let it in only once the work before
+       the call had finished: a whole tile's aligned loads (16-byte, through L2) go out before
+       waiting for the clear */
+    ag_start_next();
+    const int early = by_block && n_tiles > 1 && aligned16 && (size_t)(blockIdx.x + 1) * AG_TILE <= n;
+    if (!early)
+        ag_follow_stream();
 
     /* tiles go out in ticket order, so a tile's predecessors have all started before it; with
        by_block (the host's choice: enough tiles, all fitting on the GPU at once), in blockIdx
@@ -1497,6 +1548,8 @@ assoc_k_scan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32_t
     /* block: what precedes this thread inside the tile */
     int32_t before = ag_block_scan(t, warp_totals, lane, warp);
 
+    if (early)
+        ag_follow_stream();   /* the clear has finished: the slots are zero */
     /* grid: what precedes this tile, by warp 0 (ag_look_back) */
     if (warp == 0) {
         const int32_t prefix = ag_look_back(warp_totals[7], slots, n_tiles, tile, lane);
@@ -1567,6 +1620,9 @@ assoc_k_scan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32_t
 static __global__ void assoc_k_scan_sum_i32_b256_t36_clear(unsigned int *work, unsigned int n_tiles)
 {
     ag_follow_stream();
+    /* the tile kernel, scheduled from here on, may load its inputs before it waits for this one:
+       the work before the call has finished */
+    ag_start_next();
     ag_zero_slots(work, n_tiles);
 }
 
@@ -1615,8 +1671,8 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 128 tiles (fewer start too raggedly for it to
-           pay), where all fit at once, tiles go in blockIdx order and take no ticket: a tile may
+           blocks the GPU holds at once.  From 2 tiles,
+           where all fit at once, tiles go in blockIdx order and take no ticket (and load early): a tile may
            then start before one it waits on, but that one gets a slot, as other grids' blocks
            finish on their own (the next kernel's, under programmatic dependent launch, cannot
            start before every tile has).  Where something else holds SMs for good (a persistent
@@ -1640,7 +1696,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
             if (dev >= 0 && dev < 64)
                 ag_at_once[dev] = at_once;
         }
-        if (tiles >= 128 && tiles <= (size_t)at_once)
+        if (tiles >= 2 && tiles <= (size_t)at_once)
             by_block = 1;
     }
     {

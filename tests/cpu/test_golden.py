@@ -24,13 +24,13 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "e09b74f69c6af5fbd8973da2e33372743f9890f7066d4800f0d4d71c40f45571",
-    "single_header": "86ab9fe1b07d88b78cd8614cbc13c0b1107f1b6bf3f3e9aa073a404a84eec9f1",
+    "sources": "70549f481e9319631977c5e4278408e1e359a016cd426b904972f40e5b6af78d",
+    "single_header": "6ff382ff96037dd52e4aa2db3f906fc0ffdaa14a7eb1d512c0d51e3ec276f0ed",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
-    "nccl": "cf26182209cd62639babfbf2053980aa38f7205558f850ea1dbbf5ba2842e2ba",
-    "inputs": "0890524eede2e7c3f4c2c0299e276a101089957de433d86f17b51ace010d8e05",
-    "tuned": "f32c2d7022fb61cbf327703efaa30d9aae3f850f9e383d115897218cc546992c",
+    "nccl": "4eaccabd3693ebcd7e75dc0f9f9c5a9abe56797606afefb062d09881dac0c0b7",
+    "inputs": "93f3f63f5269d86b92d11d52ce145856140009b81bcc7876e74113185c222e9d",
+    "tuned": "ff1858cda3af8df388b73426ed092815e68e03728d54290c26ed3ec6e06c4969",
 }
 
 

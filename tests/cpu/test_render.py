@@ -207,12 +207,27 @@ def test_pdl_where_measured_faster(tmp_path):
     red = (tmp_path / "a" / "t_reduce_sum_f32.cu").read_text()
     scan = (tmp_path / "a" / "t_scan_sum_f32.cu").read_text()
     for src in (red, scan):
-        assert r"griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" in src
         assert "cudaLaunchAttributeProgrammaticStreamSerialization" in src
         assert "__CUDA_ARCH__ >= 900" in src and "ptxVersion >= 90" in src
+    assert r"griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" in red
     assert "n <= AG_PDL_MAX_ELEMS" in red
     # the scan's slots are cleared by a kernel (a memset node costs ~2 us in a graph)
     assert "_clear, " in scan and "cudaMemsetAsync" not in scan
+    # the clear waits, then lets the tile kernel in, which (several whole aligned tiles in
+    # blockIdx order) loads its tile before it waits for the clear, and waits before the look-back
+    clear = scan[scan.index("_clear(unsigned int *work") :]
+    assert clear.index("ag_follow_stream();") < clear.index("ag_start_next();") < clear.index("ag_zero_slots(")
+    tile = scan[scan.index("__global__") : scan.index("_clear(unsigned int *work")]
+    early = "const int early = by_block && n_tiles > 1 && aligned16 && (size_t)(blockIdx.x + 1) * AG_TILE <= n;"
+    assert (
+        tile.index("ag_start_next();")
+        < tile.index(early)
+        < tile.index("if (!early)\n        ag_follow_stream();")
+        < tile.index("ag_copy_async16(")
+        < tile.index("if (early)\n        ag_follow_stream();")
+        < tile.index("ag_look_back(")
+    )
+    assert "if (tiles >= 2 && tiles <= (size_t)at_once)" in scan
     gen_ok("examples/mat2/spec.toml", "-o", tmp_path / "m")
     mat = (tmp_path / "m" / "mat_reduce_mat2mul_mat2u.cu").read_text()
     # the ordered reduce waits first but lets the next call in only once its blocks have folded

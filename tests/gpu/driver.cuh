@@ -456,10 +456,32 @@ void run_scan_impl(const char *name, size_t (*work_bytes)(size_t), Call call, bo
                 if (n && !by_key && (r.next() & 1)) hh[0] = 0;   // a segment starts at 0 anyway
                 CK(cudaMemcpy(dev_heads, hh.data(), n * sizeof(H), cudaMemcpyHostToDevice));
             }
-            // 0: aligned, out of place; 1: one element in (unaligned); 2: in place
-            for (int mode = 0; mode < 3 && ok; ++mode) {
+            // 0: aligned, out of place; 1: one element in (unaligned); 2: in place; 3: chained (below)
+            for (int mode = 0; mode < 4 && ok; ++mode) {
                 if (mode == 1 && (n < 2 || n > (1u << 21))) continue;
-                if (mode == 2 && (!std::is_same<In, Out>::value || n > (1u << 21) || dist > 0)) continue;
+                if (mode >= 2 && (!std::is_same<In, Out>::value || n > (1u << 21) || dist > 0)) continue;
+                if (mode == 3) {
+                    // a second call that scans the first one's results, launched right after it
+                    // (no sync): it must read them whole, bit for bit what it reads once they
+                    // are settled
+                    if (segmented || n == 0) continue;
+                    std::vector<Out> chained(n + 1);
+                    CK(cudaMemcpy(b.in, h.data(), n * sizeof(In), cudaMemcpyHostToDevice));
+                    CK(cudaMemset(b.out, 0xAB, n * sizeof(Out)));
+                    cudaError_t e = call((const In *)b.in, nullptr, n, (Out *)b.out, b.work, b.work_bytes);
+                    if (e == cudaSuccess) e = call((const In *)b.out, nullptr, n, (Out *)b.in, b.work, b.work_bytes);
+                    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+                    if (e == cudaSuccess) e = cudaMemcpy(chained.data(), b.in, n * sizeof(Out), cudaMemcpyDeviceToHost);
+                    if (e == cudaSuccess) e = call((const In *)b.out, nullptr, n, (Out *)b.in, b.work, b.work_bytes);
+                    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+                    if (e == cudaSuccess) e = cudaMemcpy(again.data(), b.in, n * sizeof(Out), cudaMemcpyDeviceToHost);
+                    if (e != cudaSuccess) { std::printf("FAIL %s n=%zu chained: %s\n", name, n, cudaGetErrorString(e)); ok = false; break; }
+                    if (!identical(chained, again, n)) {
+                        std::printf("FAIL %s n=%zu: a call right after the one writing its input read other bits\n", name, n);
+                        ok = false;
+                    }
+                    continue;
+                }
                 const size_t shift = mode == 1 ? 1 : 0, m = n - shift;
                 CK(cudaMemcpy(b.in, h.data(), n * sizeof(In), cudaMemcpyHostToDevice));
                 const In *dev_in = (const In *)b.in + shift;
