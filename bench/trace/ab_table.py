@@ -41,6 +41,8 @@ def main(argv):
         sys.exit(__doc__)
     folder, prefix, names = argv[1], "bench-", argv[2:]
     if names[0] == "--prefix":
+        if len(names) < 3:
+            sys.exit(__doc__)
         prefix, names = names[1], names[2:]
     logs = {v: [rows(p) for p in sorted(glob.glob(os.path.join(folder, f"{prefix}{v}[0-9].log")))] for v in names}
     keys = []
@@ -51,10 +53,10 @@ def main(argv):
     print(
         f"{'row':<16}{'n':>5} | per call: "
         + " ".join(f"{v:>7}" for v in names)
-        + "     cub"
+        + "      cub"
         + " | graph: "
         + " ".join(f"{v:>7}" for v in names)
-        + "     cub | graph cub/ours"
+        + "      cub | graph cub/ours"
     )
     for k in keys:
         per = [mean([r[k][0] for r in logs[v] if k in r]) for v in names]
@@ -65,9 +67,11 @@ def main(argv):
         print(
             f"{k[0]:<16}{k[1]:>5} | per call: "
             + " ".join(fmt(x) for x in per)
+            + " "
             + fmt(cub)
             + " | graph: "
             + " ".join(fmt(x) for x in gra)
+            + " "
             + fmt(gcub)
             + " | "
             + ratio

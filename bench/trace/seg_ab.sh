@@ -11,6 +11,8 @@ export PATH=/usr/local/cuda/bin:$PATH
 . tests/gpu/pyshim.sh
 rows=${ROWS:---only segavg --quick}
 cp -r generator templates build/ab-orig/
+# whatever happens, the tree's generator and templates come back
+trap 'rm -rf generator templates && cp -r build/ab-orig/generator build/ab-orig/templates .' EXIT
 variants=(a)
 touch generator/*.py   # (a) is the tree's code, whatever variant an earlier run built last
 ninja bench > "$OUT/build-a.log" 2>&1 && cp build/bench/bench build/bench-a || { tail "$OUT/build-a.log"; exit 1; }

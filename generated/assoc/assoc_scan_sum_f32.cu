@@ -80,7 +80,8 @@ static cudaError_t ag_launch_config(cudaLaunchConfig_t *config, cudaLaunchAttrib
 /* ---- what every shape below uses alike, written once ---- */
 
 /* Programmatic dependent launch (sm_90+): wait until the work before this kernel has finished and
-   its writes are visible.  First thing in the kernel, before it touches global memory. */
+   its writes are visible.  Before the kernel touches global memory (but what the kernel's caller
+   has made sure is final: a scan's early loads). */
 static __device__ __forceinline__ void ag_follow_stream(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -361,7 +362,7 @@ assoc_k_scan_sum_f32_b256_t16(const float *in, size_t n, float *out, float init,
     /* PDL: the next kernel may be scheduled now.  Where tiles go in blockIdx order and are several,
        the kernel before this one is the call's clear, which let it in only once the work before
        the call had finished: a whole tile's aligned loads (16-byte, through L2) go out before
-       waiting for the clear */
+       this kernel waits for the clear, and nothing else touches global memory before */
     ag_start_next();
     const int early = by_block && n_tiles > 1 && aligned16 && (size_t)(blockIdx.x + 1) * AG_TILE <= n;
     if (!early)
@@ -411,6 +412,8 @@ assoc_k_scan_sum_f32_b256_t16(const float *in, size_t n, float *out, float init,
             }
         }
     }
+    if (early)
+        ag_follow_stream();   /* the loads are in flight; now the clear has finished */
     if (staged) {
         ag_copy_async_wait();
         __syncwarp();
@@ -460,8 +463,6 @@ assoc_k_scan_sum_f32_b256_t16(const float *in, size_t n, float *out, float init,
     /* block: what precedes this thread inside the tile */
     float before = ag_block_scan(t, warp_totals, lane, warp);
 
-    if (early)
-        ag_follow_stream();   /* the clear has finished: the slots are zero */
     /* grid: what precedes this tile, by warp 0 (ag_look_back) */
     if (warp == 0) {
         const float prefix = ag_look_back(warp_totals[7], slots, n_tiles, tile, lane);
@@ -529,12 +530,15 @@ assoc_k_scan_sum_f32_b256_t16(const float *in, size_t n, float *out, float init,
 }
 
 /* Before the main launch (a kernel, not a memset: it overlaps the launches around it) */
-static __global__ void assoc_k_scan_sum_f32_b256_t16_clear(unsigned int *work, unsigned int n_tiles)
+static __global__ void assoc_k_scan_sum_f32_b256_t16_clear(unsigned int *work, unsigned int n_tiles, int tiles_early)
 {
+    /* where the tiles load early (before they wait for this kernel), they are let in only once
+       the work before the call has finished; otherwise at once */
+    if (!tiles_early)
+        ag_start_next();
     ag_follow_stream();
-    /* the tile kernel, scheduled from here on, may load its inputs before it waits for this one:
-       the work before the call has finished */
-    ag_start_next();
+    if (tiles_early)
+        ag_start_next();
     ag_zero_slots(work, n_tiles);
 }
 
@@ -566,30 +570,16 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         return cudaErrorInvalidValue;
     if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n))))
         return cudaErrorInvalidValue;
-    if (tiles > 1) {
-        /* the ticket counter and every slot's flags start at zero */
-        const size_t words = AG_HEADER_WORDS / 2 + ag_slot_words_for(tiles);
-        {
-            static signed char pdl[64];            /* ag_launch_config's answer, by device */
-            cudaLaunchConfig_t config;
-            cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t16_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
-            if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t16_clear, (unsigned int *)d_work, (unsigned int)tiles);
-            if (err != cudaSuccess)
-                return err;
-        }
-    }
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 2 tiles,
-           where all fit at once, tiles go in blockIdx order and take no ticket (and load early): a tile may
-           then start before one it waits on, but that one gets a slot, as other grids' blocks
-           finish on their own (the next kernel's, under programmatic dependent launch, cannot
-           start before every tile has).  Where something else holds SMs for good (a persistent
-           kernel, an SM-limited context), it rests, as CUB always does, on blocks starting in
-           blockIdx order; tickets need no such assumption. */
+           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in
+           blockIdx order, take no ticket and load early: a tile may then start before one it
+           waits on, but that one gets a slot, as other grids' blocks finish on their own (the
+           next kernel's, under programmatic dependent launch, cannot start before every tile
+           has).  Where something else holds SMs for good (a persistent kernel, an SM-limited
+           context), it rests, as CUB always does, on blocks starting in blockIdx order; tickets
+           need no such assumption. */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)
@@ -610,6 +600,22 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         }
         if (tiles >= 2 && tiles <= (size_t)at_once)
             by_block = 1;
+    }
+    if (tiles > 1) {
+        /* the ticket counter and every slot's flags start at zero */
+        const size_t words = AG_HEADER_WORDS / 2 + ag_slot_words_for(tiles);
+        /* the tiles load early where they go in blockIdx order and the data is aligned: then the
+           clear lets them in only once the work before the call has finished */
+        {
+            static signed char pdl[64];            /* ag_launch_config's answer, by device */
+            cudaLaunchConfig_t config;
+            cudaLaunchAttribute attr;
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t16_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            if (err == cudaSuccess)
+                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t16_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+            if (err != cudaSuccess)
+                return err;
+        }
     }
     {
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
@@ -714,7 +720,7 @@ assoc_k_scan_sum_f32_b256_t8(const float *in, size_t n, float *out, float init,
     /* PDL: the next kernel may be scheduled now.  Where tiles go in blockIdx order and are several,
        the kernel before this one is the call's clear, which let it in only once the work before
        the call had finished: a whole tile's aligned loads (16-byte, through L2) go out before
-       waiting for the clear */
+       this kernel waits for the clear, and nothing else touches global memory before */
     ag_start_next();
     const int early = by_block && n_tiles > 1 && aligned16 && (size_t)(blockIdx.x + 1) * AG_TILE <= n;
     if (!early)
@@ -764,6 +770,8 @@ assoc_k_scan_sum_f32_b256_t8(const float *in, size_t n, float *out, float init,
             }
         }
     }
+    if (early)
+        ag_follow_stream();   /* the loads are in flight; now the clear has finished */
     if (staged) {
         ag_copy_async_wait();
         __syncwarp();
@@ -813,8 +821,6 @@ assoc_k_scan_sum_f32_b256_t8(const float *in, size_t n, float *out, float init,
     /* block: what precedes this thread inside the tile */
     float before = ag_block_scan(t, warp_totals, lane, warp);
 
-    if (early)
-        ag_follow_stream();   /* the clear has finished: the slots are zero */
     /* grid: what precedes this tile, by warp 0 (ag_look_back) */
     if (warp == 0) {
         const float prefix = ag_look_back(warp_totals[7], slots, n_tiles, tile, lane);
@@ -882,12 +888,15 @@ assoc_k_scan_sum_f32_b256_t8(const float *in, size_t n, float *out, float init,
 }
 
 /* Before the main launch (a kernel, not a memset: it overlaps the launches around it) */
-static __global__ void assoc_k_scan_sum_f32_b256_t8_clear(unsigned int *work, unsigned int n_tiles)
+static __global__ void assoc_k_scan_sum_f32_b256_t8_clear(unsigned int *work, unsigned int n_tiles, int tiles_early)
 {
+    /* where the tiles load early (before they wait for this kernel), they are let in only once
+       the work before the call has finished; otherwise at once */
+    if (!tiles_early)
+        ag_start_next();
     ag_follow_stream();
-    /* the tile kernel, scheduled from here on, may load its inputs before it waits for this one:
-       the work before the call has finished */
-    ag_start_next();
+    if (tiles_early)
+        ag_start_next();
     ag_zero_slots(work, n_tiles);
 }
 
@@ -919,30 +928,16 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         return cudaErrorInvalidValue;
     if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n))))
         return cudaErrorInvalidValue;
-    if (tiles > 1) {
-        /* the ticket counter and every slot's flags start at zero */
-        const size_t words = AG_HEADER_WORDS / 2 + ag_slot_words_for(tiles);
-        {
-            static signed char pdl[64];            /* ag_launch_config's answer, by device */
-            cudaLaunchConfig_t config;
-            cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t8_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
-            if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t8_clear, (unsigned int *)d_work, (unsigned int)tiles);
-            if (err != cudaSuccess)
-                return err;
-        }
-    }
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 2 tiles,
-           where all fit at once, tiles go in blockIdx order and take no ticket (and load early): a tile may
-           then start before one it waits on, but that one gets a slot, as other grids' blocks
-           finish on their own (the next kernel's, under programmatic dependent launch, cannot
-           start before every tile has).  Where something else holds SMs for good (a persistent
-           kernel, an SM-limited context), it rests, as CUB always does, on blocks starting in
-           blockIdx order; tickets need no such assumption. */
+           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in
+           blockIdx order, take no ticket and load early: a tile may then start before one it
+           waits on, but that one gets a slot, as other grids' blocks finish on their own (the
+           next kernel's, under programmatic dependent launch, cannot start before every tile
+           has).  Where something else holds SMs for good (a persistent kernel, an SM-limited
+           context), it rests, as CUB always does, on blocks starting in blockIdx order; tickets
+           need no such assumption. */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)
@@ -963,6 +958,22 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         }
         if (tiles >= 2 && tiles <= (size_t)at_once)
             by_block = 1;
+    }
+    if (tiles > 1) {
+        /* the ticket counter and every slot's flags start at zero */
+        const size_t words = AG_HEADER_WORDS / 2 + ag_slot_words_for(tiles);
+        /* the tiles load early where they go in blockIdx order and the data is aligned: then the
+           clear lets them in only once the work before the call has finished */
+        {
+            static signed char pdl[64];            /* ag_launch_config's answer, by device */
+            cudaLaunchConfig_t config;
+            cudaLaunchAttribute attr;
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t8_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            if (err == cudaSuccess)
+                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t8_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+            if (err != cudaSuccess)
+                return err;
+        }
     }
     {
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
@@ -1080,7 +1091,7 @@ assoc_k_scan_sum_f32_b128_t36(const float *in, size_t n, float *out, float init,
     /* PDL: the next kernel may be scheduled now.  Where tiles go in blockIdx order and are several,
        the kernel before this one is the call's clear, which let it in only once the work before
        the call had finished: a whole tile's aligned loads (16-byte, through L2) go out before
-       waiting for the clear */
+       this kernel waits for the clear, and nothing else touches global memory before */
     ag_start_next();
     const int early = by_block && n_tiles > 1 && aligned16 && (size_t)(blockIdx.x + 1) * AG_TILE <= n;
     if (!early)
@@ -1130,6 +1141,8 @@ assoc_k_scan_sum_f32_b128_t36(const float *in, size_t n, float *out, float init,
             }
         }
     }
+    if (early)
+        ag_follow_stream();   /* the loads are in flight; now the clear has finished */
     if (staged) {
         ag_copy_async_wait();
         __syncwarp();
@@ -1179,8 +1192,6 @@ assoc_k_scan_sum_f32_b128_t36(const float *in, size_t n, float *out, float init,
     /* block: what precedes this thread inside the tile */
     float before = ag_block_scan(t, warp_totals, lane, warp);
 
-    if (early)
-        ag_follow_stream();   /* the clear has finished: the slots are zero */
     /* grid: what precedes this tile, by warp 0 (ag_look_back) */
     if (warp == 0) {
         const float prefix = ag_look_back(warp_totals[3], slots, n_tiles, tile, lane);
@@ -1248,12 +1259,15 @@ assoc_k_scan_sum_f32_b128_t36(const float *in, size_t n, float *out, float init,
 }
 
 /* Before the main launch (a kernel, not a memset: it overlaps the launches around it) */
-static __global__ void assoc_k_scan_sum_f32_b128_t36_clear(unsigned int *work, unsigned int n_tiles)
+static __global__ void assoc_k_scan_sum_f32_b128_t36_clear(unsigned int *work, unsigned int n_tiles, int tiles_early)
 {
+    /* where the tiles load early (before they wait for this kernel), they are let in only once
+       the work before the call has finished; otherwise at once */
+    if (!tiles_early)
+        ag_start_next();
     ag_follow_stream();
-    /* the tile kernel, scheduled from here on, may load its inputs before it waits for this one:
-       the work before the call has finished */
-    ag_start_next();
+    if (tiles_early)
+        ag_start_next();
     ag_zero_slots(work, n_tiles);
 }
 
@@ -1285,30 +1299,16 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         return cudaErrorInvalidValue;
     if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n))))
         return cudaErrorInvalidValue;
-    if (tiles > 1) {
-        /* the ticket counter and every slot's flags start at zero */
-        const size_t words = AG_HEADER_WORDS / 2 + ag_slot_words_for(tiles);
-        {
-            static signed char pdl[64];            /* ag_launch_config's answer, by device */
-            cudaLaunchConfig_t config;
-            cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b128_t36_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
-            if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b128_t36_clear, (unsigned int *)d_work, (unsigned int)tiles);
-            if (err != cudaSuccess)
-                return err;
-        }
-    }
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 2 tiles,
-           where all fit at once, tiles go in blockIdx order and take no ticket (and load early): a tile may
-           then start before one it waits on, but that one gets a slot, as other grids' blocks
-           finish on their own (the next kernel's, under programmatic dependent launch, cannot
-           start before every tile has).  Where something else holds SMs for good (a persistent
-           kernel, an SM-limited context), it rests, as CUB always does, on blocks starting in
-           blockIdx order; tickets need no such assumption. */
+           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in
+           blockIdx order, take no ticket and load early: a tile may then start before one it
+           waits on, but that one gets a slot, as other grids' blocks finish on their own (the
+           next kernel's, under programmatic dependent launch, cannot start before every tile
+           has).  Where something else holds SMs for good (a persistent kernel, an SM-limited
+           context), it rests, as CUB always does, on blocks starting in blockIdx order; tickets
+           need no such assumption. */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)
@@ -1329,6 +1329,22 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         }
         if (tiles >= 2 && tiles <= (size_t)at_once)
             by_block = 1;
+    }
+    if (tiles > 1) {
+        /* the ticket counter and every slot's flags start at zero */
+        const size_t words = AG_HEADER_WORDS / 2 + ag_slot_words_for(tiles);
+        /* the tiles load early where they go in blockIdx order and the data is aligned: then the
+           clear lets them in only once the work before the call has finished */
+        {
+            static signed char pdl[64];            /* ag_launch_config's answer, by device */
+            cudaLaunchConfig_t config;
+            cudaLaunchAttribute attr;
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b128_t36_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            if (err == cudaSuccess)
+                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b128_t36_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+            if (err != cudaSuccess)
+                return err;
+        }
     }
     {
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
@@ -1449,7 +1465,7 @@ assoc_k_scan_sum_f32_b256_t36(const float *in, size_t n, float *out, float init,
     /* PDL: the next kernel may be scheduled now.  Where tiles go in blockIdx order and are several,
        the kernel before this one is the call's clear, which let it in only once the work before
        the call had finished: a whole tile's aligned loads (16-byte, through L2) go out before
-       waiting for the clear */
+       this kernel waits for the clear, and nothing else touches global memory before */
     ag_start_next();
     const int early = by_block && n_tiles > 1 && aligned16 && (size_t)(blockIdx.x + 1) * AG_TILE <= n;
     if (!early)
@@ -1499,6 +1515,8 @@ assoc_k_scan_sum_f32_b256_t36(const float *in, size_t n, float *out, float init,
             }
         }
     }
+    if (early)
+        ag_follow_stream();   /* the loads are in flight; now the clear has finished */
     if (staged) {
         ag_copy_async_wait();
         __syncwarp();
@@ -1548,8 +1566,6 @@ assoc_k_scan_sum_f32_b256_t36(const float *in, size_t n, float *out, float init,
     /* block: what precedes this thread inside the tile */
     float before = ag_block_scan(t, warp_totals, lane, warp);
 
-    if (early)
-        ag_follow_stream();   /* the clear has finished: the slots are zero */
     /* grid: what precedes this tile, by warp 0 (ag_look_back) */
     if (warp == 0) {
         const float prefix = ag_look_back(warp_totals[7], slots, n_tiles, tile, lane);
@@ -1617,12 +1633,15 @@ assoc_k_scan_sum_f32_b256_t36(const float *in, size_t n, float *out, float init,
 }
 
 /* Before the main launch (a kernel, not a memset: it overlaps the launches around it) */
-static __global__ void assoc_k_scan_sum_f32_b256_t36_clear(unsigned int *work, unsigned int n_tiles)
+static __global__ void assoc_k_scan_sum_f32_b256_t36_clear(unsigned int *work, unsigned int n_tiles, int tiles_early)
 {
+    /* where the tiles load early (before they wait for this kernel), they are let in only once
+       the work before the call has finished; otherwise at once */
+    if (!tiles_early)
+        ag_start_next();
     ag_follow_stream();
-    /* the tile kernel, scheduled from here on, may load its inputs before it waits for this one:
-       the work before the call has finished */
-    ag_start_next();
+    if (tiles_early)
+        ag_start_next();
     ag_zero_slots(work, n_tiles);
 }
 
@@ -1654,30 +1673,16 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         return cudaErrorInvalidValue;
     if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n))))
         return cudaErrorInvalidValue;
-    if (tiles > 1) {
-        /* the ticket counter and every slot's flags start at zero */
-        const size_t words = AG_HEADER_WORDS / 2 + ag_slot_words_for(tiles);
-        {
-            static signed char pdl[64];            /* ag_launch_config's answer, by device */
-            cudaLaunchConfig_t config;
-            cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t36_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
-            if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t36_clear, (unsigned int *)d_work, (unsigned int)tiles);
-            if (err != cudaSuccess)
-                return err;
-        }
-    }
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 2 tiles,
-           where all fit at once, tiles go in blockIdx order and take no ticket (and load early): a tile may
-           then start before one it waits on, but that one gets a slot, as other grids' blocks
-           finish on their own (the next kernel's, under programmatic dependent launch, cannot
-           start before every tile has).  Where something else holds SMs for good (a persistent
-           kernel, an SM-limited context), it rests, as CUB always does, on blocks starting in
-           blockIdx order; tickets need no such assumption. */
+           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in
+           blockIdx order, take no ticket and load early: a tile may then start before one it
+           waits on, but that one gets a slot, as other grids' blocks finish on their own (the
+           next kernel's, under programmatic dependent launch, cannot start before every tile
+           has).  Where something else holds SMs for good (a persistent kernel, an SM-limited
+           context), it rests, as CUB always does, on blocks starting in blockIdx order; tickets
+           need no such assumption. */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)
@@ -1698,6 +1703,22 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         }
         if (tiles >= 2 && tiles <= (size_t)at_once)
             by_block = 1;
+    }
+    if (tiles > 1) {
+        /* the ticket counter and every slot's flags start at zero */
+        const size_t words = AG_HEADER_WORDS / 2 + ag_slot_words_for(tiles);
+        /* the tiles load early where they go in blockIdx order and the data is aligned: then the
+           clear lets them in only once the work before the call has finished */
+        {
+            static signed char pdl[64];            /* ag_launch_config's answer, by device */
+            cudaLaunchConfig_t config;
+            cudaLaunchAttribute attr;
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t36_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            if (err == cudaSuccess)
+                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t36_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+            if (err != cudaSuccess)
+                return err;
+        }
     }
     {
         static signed char pdl[64];            /* ag_launch_config's answer, by device */

@@ -40,7 +40,8 @@ static __device__ __forceinline__ int64_t ag_op_finalize(int64_t r)
 }
 
 /* Programmatic dependent launch (sm_90+): wait until the work before this kernel has finished and
-   its writes are visible.  First thing in the kernel, before it touches global memory. */
+   its writes are visible.  Before the kernel touches global memory (but what the kernel's caller
+   has made sure is final: a scan's early loads). */
 static __device__ __forceinline__ void ag_follow_stream(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -328,7 +329,7 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
     /* PDL: the next kernel may be scheduled now.  Where tiles go in blockIdx order and are several,
        the kernel before this one is the call's clear, which let it in only once the work before
        the call had finished: a whole tile's aligned loads (16-byte, through L2) go out before
-       waiting for the clear */
+       this kernel waits for the clear, and nothing else touches global memory before */
     ag_start_next();
     const int early = by_block && n_tiles > 1 && aligned16 && (size_t)(blockIdx.x + 1) * AG_TILE <= n;
     if (!early)
@@ -378,6 +379,8 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
             }
         }
     }
+    if (early)
+        ag_follow_stream();   /* the loads are in flight; now the clear has finished */
     if (staged) {
         ag_copy_async_wait();
         __syncwarp();
@@ -427,8 +430,6 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
     /* block: what precedes this thread inside the tile */
     int64_t before = ag_block_scan(t, warp_totals, lane, warp);
 
-    if (early)
-        ag_follow_stream();   /* the clear has finished: the slots are zero */
     /* grid: what precedes this tile, by warp 0 (ag_look_back) */
     if (warp == 0) {
         const int64_t prefix = ag_look_back(warp_totals[7], slots, n_tiles, tile, lane);
@@ -505,12 +506,15 @@ static __device__ __forceinline__ void ag_zero_slots(unsigned int *work, unsigne
 }
 
 /* Before the main launch (a kernel, not a memset: it overlaps the launches around it) */
-static __global__ void assoc_k_scan_sum_i64_b256_t18_clear(unsigned int *work, unsigned int n_tiles)
+static __global__ void assoc_k_scan_sum_i64_b256_t18_clear(unsigned int *work, unsigned int n_tiles, int tiles_early)
 {
+    /* where the tiles load early (before they wait for this kernel), they are let in only once
+       the work before the call has finished; otherwise at once */
+    if (!tiles_early)
+        ag_start_next();
     ag_follow_stream();
-    /* the tile kernel, scheduled from here on, may load its inputs before it waits for this one:
-       the work before the call has finished */
-    ag_start_next();
+    if (tiles_early)
+        ag_start_next();
     ag_zero_slots(work, n_tiles);
 }
 
@@ -577,30 +581,16 @@ extern "C" cudaError_t assoc_scan_sum_i64(const int64_t *d_in, size_t n, int64_t
         return cudaErrorInvalidValue;
     if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < assoc_scan_sum_i64_workspace_bytes(n))))
         return cudaErrorInvalidValue;
-    if (tiles > 1) {
-        /* the ticket counter and every slot's flags start at zero */
-        const size_t words = AG_HEADER_WORDS / 2 + ag_slot_words_for(tiles);
-        {
-            static signed char pdl[64];            /* ag_launch_config's answer, by device */
-            cudaLaunchConfig_t config;
-            cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_i64_b256_t18_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
-            if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_i64_b256_t18_clear, (unsigned int *)d_work, (unsigned int)tiles);
-            if (err != cudaSuccess)
-                return err;
-        }
-    }
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 2 tiles,
-           where all fit at once, tiles go in blockIdx order and take no ticket (and load early): a tile may
-           then start before one it waits on, but that one gets a slot, as other grids' blocks
-           finish on their own (the next kernel's, under programmatic dependent launch, cannot
-           start before every tile has).  Where something else holds SMs for good (a persistent
-           kernel, an SM-limited context), it rests, as CUB always does, on blocks starting in
-           blockIdx order; tickets need no such assumption. */
+           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in
+           blockIdx order, take no ticket and load early: a tile may then start before one it
+           waits on, but that one gets a slot, as other grids' blocks finish on their own (the
+           next kernel's, under programmatic dependent launch, cannot start before every tile
+           has).  Where something else holds SMs for good (a persistent kernel, an SM-limited
+           context), it rests, as CUB always does, on blocks starting in blockIdx order; tickets
+           need no such assumption. */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)
@@ -621,6 +611,22 @@ extern "C" cudaError_t assoc_scan_sum_i64(const int64_t *d_in, size_t n, int64_t
         }
         if (tiles >= 2 && tiles <= (size_t)at_once)
             by_block = 1;
+    }
+    if (tiles > 1) {
+        /* the ticket counter and every slot's flags start at zero */
+        const size_t words = AG_HEADER_WORDS / 2 + ag_slot_words_for(tiles);
+        /* the tiles load early where they go in blockIdx order and the data is aligned: then the
+           clear lets them in only once the work before the call has finished */
+        {
+            static signed char pdl[64];            /* ag_launch_config's answer, by device */
+            cudaLaunchConfig_t config;
+            cudaLaunchAttribute attr;
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_i64_b256_t18_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            if (err == cudaSuccess)
+                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_i64_b256_t18_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+            if (err != cudaSuccess)
+                return err;
+        }
     }
     {
         static signed char pdl[64];            /* ag_launch_config's answer, by device */

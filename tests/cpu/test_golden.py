@@ -24,13 +24,13 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "70549f481e9319631977c5e4278408e1e359a016cd426b904972f40e5b6af78d",
-    "single_header": "6ff382ff96037dd52e4aa2db3f906fc0ffdaa14a7eb1d512c0d51e3ec276f0ed",
+    "sources": "7c87ba49e5a3f5055dac8c043ed50b524ee0b76e05c5c81e36a60d87b7d3f553",
+    "single_header": "1f9652368c1bb91f9d618bb83bac99aad2cdc15ca6c82ee540f2de5a5c5668e0",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
-    "nccl": "4eaccabd3693ebcd7e75dc0f9f9c5a9abe56797606afefb062d09881dac0c0b7",
-    "inputs": "93f3f63f5269d86b92d11d52ce145856140009b81bcc7876e74113185c222e9d",
-    "tuned": "ff1858cda3af8df388b73426ed092815e68e03728d54290c26ed3ec6e06c4969",
+    "nccl": "f64b7972388478eae948c42213819d8fe12b4632ec007bc1bab0c6717bc364ce",
+    "inputs": "c4a71f4b4b52be009fbf534f3e00c54e560a98b8440f437317929fd7892fd936",
+    "tuned": "27255f1bced545bd3f989027147114a6130261f376eaeb5b23162437f64a6baf",
 }
 
 

@@ -213,10 +213,13 @@ def test_pdl_where_measured_faster(tmp_path):
     assert "n <= AG_PDL_MAX_ELEMS" in red
     # the scan's slots are cleared by a kernel (a memset node costs ~2 us in a graph)
     assert "_clear, " in scan and "cudaMemsetAsync" not in scan
-    # the clear waits, then lets the tile kernel in, which (several whole aligned tiles in
-    # blockIdx order) loads its tile before it waits for the clear, and waits before the look-back
-    clear = scan[scan.index("_clear(unsigned int *work") :]
-    assert clear.index("ag_follow_stream();") < clear.index("ag_start_next();") < clear.index("ag_zero_slots(")
+    # where the tiles load early (blockIdx order, aligned data), the clear waits, then lets the
+    # tile kernel in; its whole aligned tiles issue their loads before they wait for the clear
+    clear = scan[scan.index("_clear(unsigned int *work, unsigned int n_tiles, int tiles_early)") :]
+    assert clear.index("if (tiles_early)\n        ag_start_next();") < clear.index("ag_zero_slots(")
+    assert clear.index("ag_follow_stream();") < clear.index("if (tiles_early)\n        ag_start_next();")
+    assert clear.index("if (!tiles_early)\n        ag_start_next();") < clear.index("ag_follow_stream();")
+    assert "(unsigned int)tiles, by_block && (any_bits & 15) == 0);" in scan
     tile = scan[scan.index("__global__") : scan.index("_clear(unsigned int *work")]
     early = "const int early = by_block && n_tiles > 1 && aligned16 && (size_t)(blockIdx.x + 1) * AG_TILE <= n;"
     assert (
@@ -225,6 +228,8 @@ def test_pdl_where_measured_faster(tmp_path):
         < tile.index("if (!early)\n        ag_follow_stream();")
         < tile.index("ag_copy_async16(")
         < tile.index("if (early)\n        ag_follow_stream();")
+        < tile.index("ag_copy_async_wait();")
+        < tile.index("ag_op_lift(")
         < tile.index("ag_look_back(")
     )
     assert "if (tiles >= 2 && tiles <= (size_t)at_once)" in scan
@@ -242,6 +247,30 @@ def test_pdl_where_measured_faster(tmp_path):
         < kernel.index("if (gridDim.x == 1)")
     )
     assert "#define AG_PDL_MAX_ELEMS ((size_t)16777216 / sizeof(mat2u))" in mat and "n <= AG_PDL_MAX_ELEMS" in mat
+
+
+def test_only_plain_resident_scans_load_early(tmp_path):
+    """Early loads (before the tile kernel waits for the clear) only where every load before the
+    wait is a whole tile's cp.async.cg: not for segmented scans (their heads load through L1),
+    register tiles, scans along rows (a memset before them) or across ranks (the carry)."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        'prefix = "t"\n'
+        '[[segscan]]\nop = "sum"\ntype = "f32"\n'
+        '[[segscan]]\nop = "sum"\ntype = "i32"\nheads = "keys"\nkey = "i32"\n'
+        '[[scan]]\nop = "sum"\ntype = "i32"\nitems = 3\nname = "scan_t3"\n'
+        '[[rows]]\nop = "sum"\ntype = "f32"\nkind = "inclusive"\n'
+    )
+    gen_ok(spec, "-o", tmp_path / "o")
+    for f in sorted((tmp_path / "o").glob("*.cu")):
+        src = f.read_text()
+        assert "const int early" not in src and "tiles_early" not in src, f.name
+        assert "ag_start_next" not in src, f.name
+    gen_ok(REPO / "tests" / "gpu" / "nccl" / "spec.toml", "-o", tmp_path / "n")
+    for f in sorted((tmp_path / "n").glob("*scan*.cu")):
+        src = f.read_text()
+        across = src[src.index("static cudaError_t ag_scan(") :] if "static cudaError_t ag_scan(" in src else ""
+        assert "const int early" not in across, f.name
 
 
 def test_ordered_reduce_reads_a_block_window_at_a_time(tmp_path):

@@ -416,6 +416,64 @@ static std::vector<uint8_t> heads_from(const std::vector<size_t> &len, size_t n)
 
 // ---- scan (plain or segmented): compare every prefix ---------------------------------------------
 // Heads: void (plain scan), uint8_t (flags), or a key type.  call(in, heads, n, out, work, bytes).
+// A kernel that lets the kernels after it in at once (programmatic dependent launch, sm_90), then
+// spins for ~20 us and only then writes dst: a call launched right after it that read its input
+// before the writes were done would see the poison.
+static __global__ void slow_producer(const unsigned char *src, unsigned char *dst, size_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+    const long long start = clock64();
+    while (clock64() - start < 40000) {
+    }
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < bytes; i += (size_t)gridDim.x * blockDim.x)
+        dst[i] = src[i];
+}
+
+// Mode 3 of a plain scan (In == Out): the input written by a slow kernel just before the call,
+// then a second call on the first one's results right after it, no sync between.  Each must read
+// its input whole: the first gives `got` (the input's checked scan, bit for bit), the second what
+// the same call gives once its input is settled; and the workspace counter is back at zero.
+template <class In, class Out, class Call>
+bool chained_call(const char *name, const std::vector<In> &h, size_t n, Buffers &b, const std::vector<Out> &got,
+                  Call call) {
+    std::vector<Out> first(n), chained(n), again(n);
+    void *src = nullptr;
+    CK(cudaMalloc(&src, n * sizeof(In)));
+    CK(cudaMemcpy(src, h.data(), n * sizeof(In), cudaMemcpyHostToDevice));
+    CK(cudaMemset(b.in, 0xAB, n * sizeof(In)));
+    CK(cudaMemset(b.out, 0xAB, n * sizeof(Out)));
+    CK(cudaDeviceSynchronize());
+    slow_producer<<<264, 256>>>((const unsigned char *)src, (unsigned char *)b.in, n * sizeof(In));
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) e = call((const In *)b.in, nullptr, n, (Out *)b.out, b.work, b.work_bytes);
+    if (e == cudaSuccess) e = call((const In *)b.out, nullptr, n, (Out *)b.in, b.work, b.work_bytes);
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaMemcpy(first.data(), b.out, n * sizeof(Out), cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess) e = cudaMemcpy(chained.data(), b.in, n * sizeof(Out), cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess) e = call((const In *)b.out, nullptr, n, (Out *)b.in, b.work, b.work_bytes);
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaMemcpy(again.data(), b.in, n * sizeof(Out), cudaMemcpyDeviceToHost);
+    CK(cudaFree(src));
+    if (e != cudaSuccess) {
+        std::printf("FAIL %s n=%zu chained: %s\n", name, n, cudaGetErrorString(e));
+        return false;
+    }
+    if (!identical(first, got, n)) {
+        std::printf("FAIL %s n=%zu: a call right after the kernel writing its input read other bits\n", name, n);
+        return false;
+    }
+    if (!identical(chained, again, n)) {
+        std::printf("FAIL %s n=%zu: a call right after the one writing its input read other bits\n", name, n);
+        return false;
+    }
+    if (!b.counter_clean()) {
+        std::printf("FAIL %s n=%zu chained: workspace counter not zero\n", name, n);
+        return false;
+    }
+    return true;
+}
+
 template <class In, class Out, class Heads, class Case, class Call>
 void run_scan_impl(const char *name, size_t (*work_bytes)(size_t), Call call, bool exclusive, Case c,
                    const std::vector<size_t> &sizes, Stats &st, bool by_key = false) {
@@ -456,30 +514,14 @@ void run_scan_impl(const char *name, size_t (*work_bytes)(size_t), Call call, bo
                 if (n && !by_key && (r.next() & 1)) hh[0] = 0;   // a segment starts at 0 anyway
                 CK(cudaMemcpy(dev_heads, hh.data(), n * sizeof(H), cudaMemcpyHostToDevice));
             }
-            // 0: aligned, out of place; 1: one element in (unaligned); 2: in place; 3: chained (below)
+            // 0: aligned, out of place; 1: one element in (unaligned); 2: in place; 3: after a
+            // kernel that writes the input (below)
             for (int mode = 0; mode < 4 && ok; ++mode) {
                 if (mode == 1 && (n < 2 || n > (1u << 21))) continue;
-                if (mode >= 2 && (!std::is_same<In, Out>::value || n > (1u << 21) || dist > 0)) continue;
+                if (mode == 2 && (!std::is_same<In, Out>::value || n > (1u << 21) || dist > 0)) continue;
                 if (mode == 3) {
-                    // a second call that scans the first one's results, launched right after it
-                    // (no sync): it must read them whole, bit for bit what it reads once they
-                    // are settled
-                    if (segmented || n == 0) continue;
-                    std::vector<Out> chained(n + 1);
-                    CK(cudaMemcpy(b.in, h.data(), n * sizeof(In), cudaMemcpyHostToDevice));
-                    CK(cudaMemset(b.out, 0xAB, n * sizeof(Out)));
-                    cudaError_t e = call((const In *)b.in, nullptr, n, (Out *)b.out, b.work, b.work_bytes);
-                    if (e == cudaSuccess) e = call((const In *)b.out, nullptr, n, (Out *)b.in, b.work, b.work_bytes);
-                    if (e == cudaSuccess) e = cudaDeviceSynchronize();
-                    if (e == cudaSuccess) e = cudaMemcpy(chained.data(), b.in, n * sizeof(Out), cudaMemcpyDeviceToHost);
-                    if (e == cudaSuccess) e = call((const In *)b.out, nullptr, n, (Out *)b.in, b.work, b.work_bytes);
-                    if (e == cudaSuccess) e = cudaDeviceSynchronize();
-                    if (e == cudaSuccess) e = cudaMemcpy(again.data(), b.in, n * sizeof(Out), cudaMemcpyDeviceToHost);
-                    if (e != cudaSuccess) { std::printf("FAIL %s n=%zu chained: %s\n", name, n, cudaGetErrorString(e)); ok = false; break; }
-                    if (!identical(chained, again, n)) {
-                        std::printf("FAIL %s n=%zu: a call right after the one writing its input read other bits\n", name, n);
-                        ok = false;
-                    }
+                    if (segmented || n == 0 || n > (1u << 23) || !std::is_same<In, Out>::value) continue;
+                    ok = chained_call(name, h, n, b, got, call);
                     continue;
                 }
                 const size_t shift = mode == 1 ? 1 : 0, m = n - shift;
