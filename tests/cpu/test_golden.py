@@ -24,13 +24,13 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "7c87ba49e5a3f5055dac8c043ed50b524ee0b76e05c5c81e36a60d87b7d3f553",
-    "single_header": "1f9652368c1bb91f9d618bb83bac99aad2cdc15ca6c82ee540f2de5a5c5668e0",
+    "sources": "e1858443411f5f5676724d1ed916a8f6cdbaf67f28b1519d750e9a43dda3d2bc",
+    "single_header": "063d392a998f64550850aa3ead810460192a9f300e581d2a6b6134377e3058a6",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "f64b7972388478eae948c42213819d8fe12b4632ec007bc1bab0c6717bc364ce",
     "inputs": "c4a71f4b4b52be009fbf534f3e00c54e560a98b8440f437317929fd7892fd936",
-    "tuned": "27255f1bced545bd3f989027147114a6130261f376eaeb5b23162437f64a6baf",
+    "tuned": "463eac2604ace04cd1cf0126967912c7547e1e52e6d2cc585da008feef8a40b8",
 }
 
 

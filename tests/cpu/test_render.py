@@ -249,10 +249,10 @@ def test_pdl_where_measured_faster(tmp_path):
     assert "#define AG_PDL_MAX_ELEMS ((size_t)16777216 / sizeof(mat2u))" in mat and "n <= AG_PDL_MAX_ELEMS" in mat
 
 
-def test_only_plain_resident_scans_load_early(tmp_path):
+def test_only_resident_scans_load_early(tmp_path):
     """Early loads (before the tile kernel waits for the clear) only where every load before the
-    wait is a whole tile's cp.async.cg: not for segmented scans (their heads load through L1),
-    register tiles, scans along rows (a memset before them) or across ranks (the carry)."""
+    wait reads L2: resident tiles of plain and segmented scans (heads by __ldcg), not register
+    tiles, scans along rows (a memset before them) or across ranks (the carry)."""
     spec = tmp_path / "s.toml"
     spec.write_text(
         'prefix = "t"\n'
@@ -262,10 +262,17 @@ def test_only_plain_resident_scans_load_early(tmp_path):
         '[[rows]]\nop = "sum"\ntype = "f32"\nkind = "inclusive"\n'
     )
     gen_ok(spec, "-o", tmp_path / "o")
-    for f in sorted((tmp_path / "o").glob("*.cu")):
-        src = f.read_text()
-        assert "const int early" not in src and "tiles_early" not in src, f.name
-        assert "ag_start_next" not in src, f.name
+    for name in ("t_segscan_sum_f32.cu", "t_segscan_sum_i32_by_i32.cu"):
+        src = (tmp_path / "o" / name).read_text()
+        assert "const int early = by_block && n_tiles > 1 && aligned16" in src, name
+        assert "tiles_early" in src, name
+    seg = (tmp_path / "o" / "t_segscan_sum_f32.cu").read_text()
+    assert "__ldcg(&flags[i]) != 0" in seg
+    keyed = (tmp_path / "o" / "t_segscan_sum_i32_by_i32.cu").read_text()
+    assert "__ldcg(&ksrc[j * 32 + lane])" in keyed and "__ldcg(&keys[run - 1])" in keyed
+    for name in ("t_scan_t3.cu", "t_rows_scan_sum_f32.cu"):
+        src = (tmp_path / "o" / name).read_text()
+        assert "const int early" not in src and "tiles_early" not in src and "ag_start_next" not in src, name
     gen_ok(REPO / "tests" / "gpu" / "nccl" / "spec.toml", "-o", tmp_path / "n")
     for f in sorted((tmp_path / "n").glob("*scan*.cu")):
         src = f.read_text()

@@ -430,13 +430,13 @@ static __global__ void slow_producer(const unsigned char *src, unsigned char *ds
         dst[i] = src[i];
 }
 
-// Mode 3 of a plain scan (In == Out): the input written by a slow kernel just before the call,
+// Mode 3 of a scan (In == Out; segmented: by `heads`): the input written by a slow kernel just before the call,
 // then a second call on the first one's results right after it, no sync between.  Each must read
 // its input whole: the first gives `got` (the input's checked scan, bit for bit), the second what
 // the same call gives once its input is settled; and the workspace counter is back at zero.
-template <class In, class Out, class Call>
+template <class In, class Out, class H, class Call>
 bool chained_call(const char *name, const std::vector<In> &h, size_t n, Buffers &b, const std::vector<Out> &got,
-                  Call call) {
+                  Call call, const H *heads) {
     std::vector<Out> first(n), chained(n), again(n);
     void *src = nullptr;
     CK(cudaMalloc(&src, n * sizeof(In)));
@@ -446,12 +446,12 @@ bool chained_call(const char *name, const std::vector<In> &h, size_t n, Buffers 
     CK(cudaDeviceSynchronize());
     slow_producer<<<264, 256>>>((const unsigned char *)src, (unsigned char *)b.in, n * sizeof(In));
     cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess) e = call((const In *)b.in, nullptr, n, (Out *)b.out, b.work, b.work_bytes);
-    if (e == cudaSuccess) e = call((const In *)b.out, nullptr, n, (Out *)b.in, b.work, b.work_bytes);
+    if (e == cudaSuccess) e = call((const In *)b.in, heads, n, (Out *)b.out, b.work, b.work_bytes);
+    if (e == cudaSuccess) e = call((const In *)b.out, heads, n, (Out *)b.in, b.work, b.work_bytes);
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
     if (e == cudaSuccess) e = cudaMemcpy(first.data(), b.out, n * sizeof(Out), cudaMemcpyDeviceToHost);
     if (e == cudaSuccess) e = cudaMemcpy(chained.data(), b.in, n * sizeof(Out), cudaMemcpyDeviceToHost);
-    if (e == cudaSuccess) e = call((const In *)b.out, nullptr, n, (Out *)b.in, b.work, b.work_bytes);
+    if (e == cudaSuccess) e = call((const In *)b.out, heads, n, (Out *)b.in, b.work, b.work_bytes);
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
     if (e == cudaSuccess) e = cudaMemcpy(again.data(), b.in, n * sizeof(Out), cudaMemcpyDeviceToHost);
     CK(cudaFree(src));
@@ -520,8 +520,8 @@ void run_scan_impl(const char *name, size_t (*work_bytes)(size_t), Call call, bo
                 if (mode == 1 && (n < 2 || n > (1u << 21))) continue;
                 if (mode == 2 && (!std::is_same<In, Out>::value || n > (1u << 21) || dist > 0)) continue;
                 if (mode == 3) {
-                    if (segmented || n == 0 || n > (1u << 23) || !std::is_same<In, Out>::value) continue;
-                    ok = chained_call(name, h, n, b, got, call);
+                    if (n == 0 || n > (1u << 23) || !std::is_same<In, Out>::value || dist > 0) continue;
+                    ok = chained_call(name, h, n, b, got, call, dev_heads);
                     continue;
                 }
                 const size_t shift = mode == 1 ? 1 : 0, m = n - shift;
