@@ -20,6 +20,24 @@ def _speedup(text):
     return float(text) if text and text != "-" else None
 
 
+def parse_row(line: str):
+    """One row of a bench table: (its name, (us per call, CUB's us, gen/cub, us from a graph or
+    None, CUB's us from a graph or None, gen/cub from a graph or None)); None for other lines."""
+    if "|" not in line or not re.match(r"^[a-z0-9]+ ", line):
+        return None
+    parts = [p.strip() for p in line.split("|")]
+    graph = parts[5].split() if len(parts) > 6 else []
+    timed = bool(graph) and graph[0] != "-"
+    return re.sub(r"\s+", " ", parts[0]), (
+        float(parts[1].split()[0]),
+        float(parts[2].split()[0]),
+        _speedup(parts[3]),
+        float(graph[0]) if timed else None,
+        float(graph[1]) if timed else None,
+        _speedup(graph[2]) if len(graph) > 2 else None,
+    )
+
+
 def read(path: str) -> dict:
     """{run: {row: (us per call, us from a graph or None, gen/cub per call, gen/cub from a graph)}}"""
     runs, cur = {}, None
@@ -27,15 +45,9 @@ def read(path: str) -> dict:
         m = re.match(r"^== (\w+)$", line.strip())
         if m:
             cur = runs.setdefault(m[1], {})
-        elif cur is not None and "|" in line and re.match(r"^[a-z0-9]+ ", line):
-            parts = [p.strip() for p in line.split("|")]
-            graph = parts[5].split() if len(parts) > 6 else []
-            cur[re.sub(r"\s+", " ", parts[0])] = (
-                float(parts[1].split()[0]),
-                float(graph[0]) if graph and graph[0] != "-" else None,
-                _speedup(parts[3]),
-                _speedup(graph[2]) if len(graph) > 2 else None,
-            )
+        elif cur is not None and (row := parse_row(line)):
+            name, (us, _, ratio, gus, _, gratio) = row
+            cur[name] = (us, gus, ratio, gratio)
     return runs
 
 

@@ -338,9 +338,7 @@ def scan_shape(inst) -> ScanShape:
         one_launch_totals=SEGMENT_ONE_LAUNCH_TOTALS if resident and inst.heads == Heads.OFFSETS else 0,
         seg_spans=segment_spans(op) if inst.heads == Heads.OFFSETS else None,
         by_block_min=BY_BLOCK_MIN_TILES,
-        early_min=min(EARLY_MIN_TILES_SEGMENTED if inst.heads else EARLY_MIN_TILES, BY_BLOCK_MIN_TILES)
-        if resident and inst.heads != Heads.OFFSETS
-        else 0,
+        early_min=min(EARLY_MIN_TILES, BY_BLOCK_MIN_TILES) if resident and inst.heads != Heads.OFFSETS else 0,
     )
 
 
@@ -460,15 +458,14 @@ BY_BLOCK_MIN_TILES = 128
 # matrix scans 1.01-1.42x -> 1.15-1.68x at 2^12-2^18.  The clear's new order alone, early loads
 # from 128 tiles, took 2^13-2^15 to 1.02-1.08x.  Register tiles and segmented reduces keep ticket
 # order below BY_BLOCK_MIN_TILES and wait first.  Where the tiles will not load early (more than fit
-# at once, unaligned data), the clear lets them in at once
-EARLY_MIN_TILES = 2
-# ... and a segmented scan's (by flags or keys; its heads load by __ldcg, through L2, where it loads
-# early).  The scan by key from a graph against Thrust, before -> after (same file, section 11):
+# at once, unaligned data), the clear lets them in at once.
+# The same for segmented scans by flags or keys (their heads load by __ldcg, through L2, where they
+# load early).  The scan by key from a graph against Thrust, before -> after (same file, section 11):
 # cold 1.18x -> 1.39x at 2^14, 1.27x -> 1.38x at 2^16, 1.17x -> 1.29x at 2^17, unchanged at 2^18-2^19,
 # 1.07x -> 1.05x at 2^20 (128 tiles of 1024 threads: resident early, they had started sooner);
 # hot 1.21x -> 1.28x at 2^14, 1.02x -> 1.13x at 2^17, 0.95x -> 0.93x at 2^20.  From 128 tiles only:
 # 1.19-1.25x at 2^14-2^16
-EARLY_MIN_TILES_SEGMENTED = 2
+EARLY_MIN_TILES = 2
 
 
 # ---- shapes by size: where a scan's default tile leaves the GPU short of work

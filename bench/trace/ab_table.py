@@ -9,6 +9,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from compare_before_after import parse_row  # noqa: E402
+
 ROW = re.compile(r"^([a-z0-9]+ (?:scan|exscan|sum|min|mul))\s+(2\^\d+)\s")
 
 
@@ -17,17 +20,10 @@ def rows(path):
     out = {}
     for line in open(path):
         m = ROW.match(line)
-        if not m:
-            continue
-        cols = line.split("|")
-        num = [c.split() for c in cols]
-        try:
-            ours, cub = float(num[1][0]), float(num[2][0])
-            g = num[5]
-            gours, gcub = (float(g[0]), float(g[1])) if g and g[0] != "-" else (None, None)
-        except (IndexError, ValueError):
-            continue
-        out[(m.group(1), m.group(2))] = (ours, cub, gours, gcub)
+        row = parse_row(line) if m else None
+        if row:
+            ours, cub, _, gours, gcub, _ = row[1]
+            out[(m.group(1), m.group(2))] = (ours, cub, gours, gcub)
     return out
 
 
