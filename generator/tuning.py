@@ -52,6 +52,14 @@ SEGMENT_PDL_MAX_BYTES = 4 << 20
 # threads after the tiles
 SEGMENT_ONE_LAUNCH_TOTALS = 4
 ORDERED_PDL_MAX_BYTES = 16 << 20  # and an ordered one up to this many
+# A reduce captured into a graph folds its blocks' totals by a second kernel of one block (launched
+# with PDL), not by the last block to take a ticket: replayed, the launches cost the host nothing,
+# and the kernels' boundary costs the device less than the ticket and its release fence.  From a
+# graph on the H100 (bench/trace/ab.sh foldk): the 2x2 matrix product 4.77 -> 4.15 us at 2^18
+# (CUB 4.48), 2.98 -> 2.72 at 2^14, 8.79 -> 8.37 at 2^20; f32 sums 2.95 -> 2.75 at 2^18, 3.96 ->
+# 3.75 at 2^20; the same from 2^22 on.  Launched directly a small call is bound by the host's
+# launches (f32 sum at 2^14: 3.1 us a call with one launch, 5.7 with two), so it keeps the ticket.
+REDUCE_FOLD_APART = True
 MAX_GRID = 2048  # bound on a reduce's blocks a launch (its workspace is sized from it)
 # Every workspace starts with a header of SLOT0 32-bit words: word 0 is the ticket counter of the
 # functions that keep one, zero between calls. A reduce's blocks' slots and a scan's look-back
@@ -167,6 +175,7 @@ class ReduceShape:
     stage: int  # 16-byte chunks a warp turns its words through shared memory (0: none)
     min_blocks: int  # resident blocks an SM asked of the compiler
     pdl_max_bytes: int  # launches with PDL up to this many input bytes
+    fold_apart: bool  # captured into a graph, a fold kernel folds the blocks' totals (no ticket)
 
 
 def reduce_shape(inst) -> ReduceShape:
@@ -205,6 +214,7 @@ def reduce_shape(inst) -> ReduceShape:
         stage,
         min_blocks,
         pdl_max,
+        REDUCE_FOLD_APART,
     )
 
 

@@ -17,7 +17,9 @@ bench reports a mismatch; the time they save is what that part costs):
   seqtail    the ordered reduce's last block loads its slots one at a time, not four (as before)
 (Measured on 2026-11-23, bench/results/h100-2026-11-23-ab-bulk.txt, with two more changes
 since taken out: stores with the streaming hint, no gain; and the store of a full tile's run by
-one bulk copy a warp, 1.4-1.7% faster at 2^28, which the template now does.)
+one bulk copy a warp, 1.4-1.7% faster at 2^28, which the template now does.  On 2026-11-26 a
+third, foldk: the totals folded by a second kernel, which the template now does in a graph.)
+The reduce changes act on the last block's path, which calls made directly take.
 Stops with a message if the generated code no longer has the lines a change hooks into.
   python3 bench/trace/patch_variant.py SRC.cu DST.cu NAME CHANGE[+CHANGE...]
 """
@@ -177,15 +179,13 @@ def relax(s):
 
 
 def nofold(s):
-    return replace(
-        s, "        const unsigned int per_thread = (", "        const unsigned int per_thread = 0 * (", "nofold"
-    )
+    return replace(s, "    const unsigned int per_thread = (", "    const unsigned int per_thread = 0 * (", "nofold")
 
 
 def seqtail(s):
     m = re.search(
-        r"        /\* four slots' loads in flight at a time, folded in order \*/\n"
-        r"        for \(unsigned int b = lo; b < hi; b \+= 4\) \{\n.*?\n        \}\n",
+        r"    /\* four slots' loads in flight at a time, folded in order \*/\n"
+        r"    for \(unsigned int b = lo; b < hi; b \+= 4\) \{\n.*?\n    \}\n",
         s,
         re.S,
     )
@@ -194,8 +194,8 @@ def seqtail(s):
     load = re.search(r"ag_load_slot\(work \+ (\d+) \+ \(size_t\)\(b \+ k\) \* (\d+)\)", m.group(0))
     return s.replace(
         m.group(0),
-        f"""        for (unsigned int b = lo; b < hi; ++b)
-            acc = ag_op_combine(acc, ag_load_slot(work + {load.group(1)} + (size_t)b * {load.group(2)}));
+        f"""    for (unsigned int b = lo; b < hi; ++b)
+        acc = ag_op_combine(acc, ag_load_slot(work + {load.group(1)} + (size_t)b * {load.group(2)}));
 """,
         1,
     )

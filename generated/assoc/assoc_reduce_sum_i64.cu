@@ -38,13 +38,22 @@ static __device__ __forceinline__ int64_t ag_op_finalize(int64_t r)
     return r;
 }
 
-/* Programmatic dependent launch (sm_90+): let the next kernel in the stream be scheduled now (it
-   waits here in turn), then wait until the work before this kernel has finished and its writes
-   are visible.  First thing in every kernel, before it touches global memory. */
+/* Programmatic dependent launch (sm_90+): wait until the work before this kernel has finished and
+   its writes are visible.  Before the kernel touches global memory (but what the kernel's caller
+   has made sure is final: a scan's early loads). */
 static __device__ __forceinline__ void ag_follow_stream(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/* Let the next kernel in the stream be scheduled (it waits in its ag_follow_stream() until this one
+   has finished): its blocks take the SMs this kernel's blocks leave. */
+static __device__ __forceinline__ void ag_start_next(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 
@@ -111,13 +120,27 @@ static __device__ __forceinline__ int64_t ag_block_fold(int64_t v, int64_t *warp
     return ag_warps_fold(ag_warp_fold(v), warp_totals, lane, warp);
 }
 
+/* Grid: the totals of `blocks` blocks (their workspace slots), folded in block order by the block's
+   threads, each a contiguous run of them, then the block's fold; thread 0 gets the total */
+static __device__ __forceinline__ int64_t ag_grid_fold(const unsigned int *work, unsigned int blocks, int64_t *warp_totals)
+{
+    const unsigned int per_thread = (blocks + 255) / 256;
+    const unsigned int lo = threadIdx.x * per_thread;
+    const unsigned int hi = lo + per_thread < blocks ? lo + per_thread : blocks;
+    int64_t acc = ag_op_identity();
+    for (unsigned int b = lo; b < hi; ++b)
+        acc = ag_op_combine(acc, ag_load_slot(work + 64 + (size_t)b * 2));
+    return ag_block_fold(acc, warp_totals);
+}
+
 static __global__ void __launch_bounds__(256, 4)
 assoc_k_reduce_sum_i64_b256_t8(const int64_t *__restrict__ in, size_t n, int64_t *__restrict__ out,
-    unsigned int *__restrict__ work, int aligned16)
+    unsigned int *__restrict__ work, int aligned16, int apart)
 {
     __shared__ int64_t warp_totals[8];
     __shared__ int is_last_block;
     int64_t acc = ag_op_identity();
+    ag_start_next();
     ag_follow_stream();
 
     /* load and first combine: the blocks sweep the input together, block b taking tiles b,
@@ -154,16 +177,20 @@ assoc_k_reduce_sum_i64_b256_t8(const int64_t *__restrict__ in, size_t n, int64_t
     /* block tree */
     acc = ag_block_fold(acc, warp_totals);
 
-    /* grid: a single block writes the result; otherwise the last block to finish folds the
+    /* grid: a single block writes the result; otherwise each block writes its total, and where
+       `apart` the fold kernel folds them; otherwise the last block to finish folds the
        blocks' totals in block order and returns the ticket counter to zero for the next call */
     if (gridDim.x == 1) {
         if (threadIdx.x == 0)
             *out = ag_op_finalize(acc);
         return;
     }
+    if (threadIdx.x == 0)
+        ag_store_slot(work + 64 + (size_t)blockIdx.x * 2, acc);
+    if (apart)                          /* the fold kernel folds the totals */
+        return;
     if (threadIdx.x == 0) {
         unsigned int done;
-        ag_store_slot(work + 64 + (size_t)blockIdx.x * 2, acc);
         /* release: this block's total is visible before its count; acquire: the last block sees
            every total (and the barrier below passes that on to its other threads) */
         asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(done) : "l"(work) : "memory");
@@ -172,19 +199,24 @@ assoc_k_reduce_sum_i64_b256_t8(const int64_t *__restrict__ in, size_t n, int64_t
     __syncthreads();
     if (!is_last_block)
         return;
-    {
-        const unsigned int per_thread = (gridDim.x + 255) / 256;
-        const unsigned int lo = threadIdx.x * per_thread;
-        const unsigned int hi = lo + per_thread < gridDim.x ? lo + per_thread : gridDim.x;
-        acc = ag_op_identity();
-        for (unsigned int b = lo; b < hi; ++b)
-            acc = ag_op_combine(acc, ag_load_slot(work + 64 + (size_t)b * 2));
-    }
-    acc = ag_block_fold(acc, warp_totals);
+    acc = ag_grid_fold(work, gridDim.x, warp_totals);
     if (threadIdx.x == 0) {
         *out = ag_op_finalize(acc);
         work[0] = 0;
     }
+}
+
+/* The fold kernel, one block, launched right after the kernel (with PDL) where `apart`: the
+   blocks' totals folded in block order, in place of the last block's ticket */
+static __global__ void __launch_bounds__(256) assoc_k_reduce_sum_i64_b256_t8_fold(const unsigned int *__restrict__ work, unsigned int blocks,
+    int64_t *__restrict__ out)
+{
+    __shared__ int64_t warp_totals[8];
+    ag_follow_stream();                 /* the kernel's blocks have all written their totals */
+    ag_start_next();
+    const int64_t acc = ag_grid_fold(work, blocks, warp_totals);
+    if (threadIdx.x == 0)
+        *out = ag_op_finalize(acc);
 }
 
 /* ----------------------------------------------------------------------------------------- */
@@ -275,7 +307,7 @@ extern "C" cudaError_t assoc_reduce_sum_i64(const int64_t *d_in, size_t n, int64
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
     size_t grid = ag_blocks_wanted(n);
-    int resident = 0;
+    int resident = 0, apart = 0;
     cudaError_t err;
 
     if (d_out == NULL || (n > 0 && d_in == NULL))
@@ -289,13 +321,34 @@ extern "C" cudaError_t assoc_reduce_sum_i64(const int64_t *d_in, size_t n, int64
         grid = (size_t)resident;
     if (grid < 1)
         grid = 1;
+    /* Captured into a graph, whose replays cost the host no launches, a fold kernel of one block
+       folds the blocks' totals: the kernels' boundary (PDL) costs the device less than the last
+       block's ticket and the release fence before it.  Launched directly, a small call is bound
+       by the host's launches: one. */
+    if (grid > 1) {
+        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+        err = cudaStreamIsCapturing(stream, &capture);
+        if (err != cudaSuccess)
+            return err;
+        apart = capture == cudaStreamCaptureStatusActive;
+    }
     {
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
         err = ag_launch_config(&config, &attr, (const void *)assoc_k_reduce_sum_i64_b256_t8, pdl, n <= AG_PDL_MAX_ELEMS, (unsigned int)grid, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_reduce_sum_i64_b256_t8, d_in, n, d_out, (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_reduce_sum_i64_b256_t8, d_in, n, d_out, (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0, apart);
+        if (err != cudaSuccess)
+            return err;
+    }
+    if (apart) {
+        static signed char pdl[64];            /* ag_launch_config's answer, by device */
+        cudaLaunchConfig_t config;
+        cudaLaunchAttribute attr;
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_reduce_sum_i64_b256_t8_fold, pdl, 1, 1, 256, stream);
+        if (err == cudaSuccess)
+            err = cudaLaunchKernelEx(&config, assoc_k_reduce_sum_i64_b256_t8_fold, (const unsigned int *)d_work, (unsigned int)grid, d_out);
         if (err != cudaSuccess)
             return err;
     }

@@ -24,13 +24,13 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "e1858443411f5f5676724d1ed916a8f6cdbaf67f28b1519d750e9a43dda3d2bc",
-    "single_header": "063d392a998f64550850aa3ead810460192a9f300e581d2a6b6134377e3058a6",
+    "sources": "f30d39b1844f5ef6e2f5b15aca957ed184cc99203bb264718044b0228184efa6",
+    "single_header": "8849fe623c9a3644aea53b8ebb4f9c7f4da6fdd5f4912ea418ba1297629276a1",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
-    "nccl": "f64b7972388478eae948c42213819d8fe12b4632ec007bc1bab0c6717bc364ce",
-    "inputs": "c4a71f4b4b52be009fbf534f3e00c54e560a98b8440f437317929fd7892fd936",
-    "tuned": "463eac2604ace04cd1cf0126967912c7547e1e52e6d2cc585da008feef8a40b8",
+    "nccl": "86a9a73506c3e2ae6f887778e74893327d5eca07256e90adff7ab70b2c1d01c8",
+    "inputs": "8e4fa771f051f729460ac7a330edf224860b33cc90d9b23fda5b9c397941a15a",
+    "tuned": "d58e6b89f9668d722800ad42a085d4db1220ffb7d7c1d3914a84a444597994c4",
 }
 
 

@@ -209,7 +209,13 @@ def test_pdl_where_measured_faster(tmp_path):
     for src in (red, scan):
         assert "cudaLaunchAttributeProgrammaticStreamSerialization" in src
         assert "__CUDA_ARCH__ >= 900" in src and "ptxVersion >= 90" in src
-    assert r"griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" in red
+    # the commutative reduce lets the next kernel in at its start, then waits
+    red_kernel = red[red.index("__global__") : red.index("/* host side */")]
+    assert (
+        red_kernel.index("ag_start_next();")
+        < red_kernel.index("ag_follow_stream();")
+        < red_kernel.index("for (size_t tile")
+    )
     assert "n <= AG_PDL_MAX_ELEMS" in red
     # the scan's slots are cleared by a kernel (a memset node costs ~2 us in a graph)
     assert "_clear, " in scan and "cudaMemsetAsync" not in scan
@@ -247,6 +253,35 @@ def test_pdl_where_measured_faster(tmp_path):
         < kernel.index("if (gridDim.x == 1)")
     )
     assert "#define AG_PDL_MAX_ELEMS ((size_t)16777216 / sizeof(mat2u))" in mat and "n <= AG_PDL_MAX_ELEMS" in mat
+
+
+def test_a_reduce_in_a_graph_folds_its_totals_by_a_kernel_of_their_own(tmp_path):
+    """Captured into a graph, the reduce's blocks write their totals and a fold kernel of one block
+    (PDL: it waits for them, then lets the next call in) folds them in block order; called directly,
+    the last block to take a ticket does, in the same order (ag_grid_fold, once)."""
+    gen_ok("--prefix", "t", "--reduce", "sum:f32", "-o", tmp_path / "a")
+    gen_ok("examples/mat2/spec.toml", "-o", tmp_path / "m")
+    for src in (
+        (tmp_path / "a" / "t_reduce_sum_f32.cu").read_text(),
+        (tmp_path / "m" / "mat_reduce_mat2mul_mat2u.cu").read_text(),
+    ):
+        host = src[src.index("/* host side */") :]
+        assert "cudaStreamIsCapturing(stream, &capture)" in host
+        assert "apart = capture == cudaStreamCaptureStatusActive;" in host
+        # the kernel first, then the fold kernel of one block where apart
+        assert host.index("cudaLaunchKernelEx(&config, ") < host.index("if (apart) {")
+        assert (
+            "_fold, pdl, 1, 1, 256, stream);" in host
+            and ", (const unsigned int *)d_work, (unsigned int)grid, d_out);" in host
+        )
+        kernel = src[src.index("__global__") : src.index("/* host side */")]
+        assert kernel.index("ag_store_slot(") < kernel.index("if (apart)") < kernel.index("atom.acq_rel.gpu")
+        fold = kernel[kernel.index("_fold(const unsigned int *__restrict__ work, unsigned int blocks") :]
+        assert (
+            fold.index("ag_follow_stream();") < fold.index("ag_start_next();") < fold.index("ag_grid_fold(work, blocks")
+        )
+        assert src.count("ag_grid_fold(") == 3  # defined once, called by the last block and the fold kernel
+        assert "work[0] = 0;" not in fold  # the ticket is the last block's only
 
 
 def test_only_resident_scans_load_early(tmp_path):

@@ -155,6 +155,28 @@ static bool identical(const std::vector<T> &a, const std::vector<T> &b, size_t m
     return true;
 }
 
+// `call(stream)` captured into a CUDA graph on a stream of its own, then the graph replayed `times`
+// times and waited for; false (after a line) where the call or the graph fails
+template <class Call>
+static bool graph_call(Call call, int times) {
+    cudaStream_t s;
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t ge = nullptr;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    const cudaError_t e = call(s);
+    cudaError_t e2 = cudaStreamEndCapture(s, &g);
+    if (e == cudaSuccess && e2 == cudaSuccess) e2 = cudaGraphInstantiate(&ge, g, 0);
+    for (int k = 0; k < times && e == cudaSuccess && e2 == cudaSuccess; ++k) e2 = cudaGraphLaunch(ge, s);
+    if (e == cudaSuccess && e2 == cudaSuccess) e2 = cudaStreamSynchronize(s);
+    if (e != cudaSuccess || e2 != cudaSuccess)
+        std::printf("graph: %s\n", cudaGetErrorString(e != cudaSuccess ? e : e2));
+    if (ge) cudaGraphExecDestroy(ge);
+    if (g) cudaGraphDestroy(g);
+    CK(cudaStreamDestroy(s));
+    return e == cudaSuccess && e2 == cudaSuccess;
+}
+
 // ---- reduce: fold everything, compare once --------------------------------------------------------
 template <class In, class Out, class Case>
 void run_reduce(ReduceFn<In, Out> fn, Case c, const std::vector<size_t> &sizes, Stats &st) {
@@ -181,10 +203,18 @@ void run_reduce(ReduceFn<In, Out> fn, Case c, const std::vector<size_t> &sizes, 
             CK(fn.call(dev, m, (Out *)b.out, b.work, b.work_bytes, 0));
             CK(cudaDeviceSynchronize());
             CK(cudaMemcpy(&got2, b.out, sizeof(Out), cudaMemcpyDeviceToHost));
+            // captured into a CUDA graph (where a reduce may fold its blocks' totals by a kernel of
+            // their own) and replayed twice: the same bits again
+            Out got3;
+            CK(cudaMemset(b.out, 0xAB, sizeof(Out)));
+            const bool graphed = graph_call([&](cudaStream_t s) { return fn.call(dev, m, (Out *)b.out, b.work, b.work_bytes, s); }, 2);
+            CK(cudaMemcpy(&got3, b.out, sizeof(Out), cudaMemcpyDeviceToHost));
             auto ref = c.start();
             for (size_t i = 0; i < m; ++i) ref = c.step(ref, host[i], i);
             Result r = c.same(got1, ref);
             if (r.ok && !identical(got1, got2)) r = {false, "second call gave different bits"};
+            if (r.ok && !graphed) r = {false, "the call captured into a graph failed"};
+            if (r.ok && !identical(got1, got3)) r = {false, "the call replayed from a graph gave different bits"};
             if (r.ok && !b.counter_clean()) r = {false, "workspace counter not returned to zero"};
             if (!r.ok) { std::printf("FAIL %s n=%zu%s: %s\n", fn.name, m, shifted ? " (unaligned)" : "", r.msg.c_str()); ok = false; }
         }
