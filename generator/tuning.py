@@ -244,6 +244,8 @@ class SegmentSpans:
     split_grid: int  # ... and its most blocks
     min_avg: int  # past split_n elements, segments averaging less keep the tiles
     pdl_min_n: int  # the span kernels launch with PDL only past this many elements (0: always)
+    prefetch_n: int  # up to this many elements a block a segment first asks L2 for the input (0: never, no code)
+    prefetch_blocks: int  # ... where the grid has at most this many blocks
 
     def long(self, lanes: int) -> int:
         """Elements past which a group of `lanes` lanes leaves its segment to the block."""
@@ -395,6 +397,20 @@ SEGMENT_SPAN_MIN_AVG = 2
 # segments of 1..16 at 2^14 / 2^16 (2.26 / 2.43 -> 2.47 / 3.02 us, still 1.4x / 3.3x CUB); at 2^20
 # it saves 0.2-0.4 us (avg16 3.54 against 3.90)
 SEGMENT_SPAN_PDL_MIN_N = 0
+# Up to this many input bytes, and where a block a segment makes at most SEGMENT_SPAN_PREFETCH_BLOCKS
+# blocks, the span kernels first ask L2 for the whole input, each block an even share of its lines
+# (a prefetch), while they load their segments' offsets: a long segment's block then loads from L2
+# rather than taking round trip after round trip to memory.  From a graph, cold, on the H100
+# (bench/trace/seg_ab.sh --only segsizes, bench/results/h100-2026-11-25-fold-apart.txt): power-law
+# lengths 7.88 -> 5.40 us at 2^16 (20 segments), 9.96 -> 6.75 at 2^18 (46), 2.65 -> 2.13 at 2^14,
+# 2.10 -> 1.89 at 2^12; averages 1000 1.77 -> 1.54 at 2^12 (7 segments), 1.92 -> 1.71 at 2^14 (19);
+# averages 128 at 2^12 (32) 1.69 -> 1.50.  With more blocks it cost (every block a prefetch, a
+# first version): averages 128 at 2^14 (129 segments) 1.81 -> 2.25 and at 2^16 (497) 2.29 -> 2.50,
+# averages 1000 at 2^16 (73) 2.08 -> 2.20; in the lane-group kernels mixed (1..16: 2^12 and 2^18
+# faster, 2^14 and 2^16 slower), so they never prefetch.  One prefetch.global.L2 a line; a bulk
+# prefetch of each block's share (cp.async.bulk.prefetch.L2) was 2-8% slower
+SEGMENT_SPAN_PREFETCH_BYTES = 4 << 20
+SEGMENT_SPAN_PREFETCH_BLOCKS = 64
 # On small inputs a segment takes more lanes than its average asks (the GPU is short of work, and a
 # group's rounds are round trips one after another): up to n, the average counts 2^shift times.
 # From a graph against CUB (bench/trace/seg_ab.sh, bench/results/h100-2026-11-25-span-shifts.txt),
@@ -442,6 +458,8 @@ def segment_spans(op):
         split_grid=SEGMENT_SPAN_SPLIT_GRID,
         min_avg=SEGMENT_SPAN_MIN_AVG,
         pdl_min_n=SEGMENT_SPAN_PDL_MIN_N,
+        prefetch_n=SEGMENT_SPAN_PREFETCH_BYTES // size,
+        prefetch_blocks=SEGMENT_SPAN_PREFETCH_BLOCKS,
     )
 
 

@@ -5,6 +5,7 @@ longer than a chunk is split across blocks; operators of several inputs keep the
 test runs every distribution of segment lengths on both sides of each pick, of the size limit and
 of the split's.)"""
 
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -171,3 +172,21 @@ def test_a_shape_keeps_the_split_when_any_of_its_picks_reaches_past_its_size(mon
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
     below, default = src.split("namespace ag_s1 {", 1)
     assert "_split(" not in below and "_split(" in default
+
+
+def test_a_block_a_segment_prefetches_a_small_input_where_the_blocks_are_few():
+    """Up to SEGMENT_SPAN_PREFETCH_BYTES of input and SEGMENT_SPAN_PREFETCH_BLOCKS blocks, the block
+    kernels first ask L2 for the input's lines, each block an even share, after the wait (PDL) and
+    before their segments' offsets; the lane-group kernels never do."""
+    src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
+    elems = tuning.SEGMENT_SPAN_PREFETCH_BYTES // 4
+    assert f"if (n > {elems} || gridDim.x > {tuning.SEGMENT_SPAN_PREFETCH_BLOCKS})" in src
+    assert 'asm volatile("prefetch.global.L2 [%0];" ::"l"(l == 0 ? (uintptr_t)in : (first + l) * 128));' in src
+    kernels = src.split("static __global__")[1:]
+    name = lambda k: re.match(r"\s*void (?:__launch_bounds__\([^)]*\) )?(\w+)\(", k).group(1)  # noqa: E731
+    blocks = [k for k in kernels if re.search(r"_block\d+$", name(k))]
+    lanes = [k for k in kernels if re.search(r"_lanes\d+$", name(k))]
+    assert blocks and lanes
+    for k in blocks:
+        assert k.index("ag_follow_stream();") < k.index("ag_span_prefetch(in, n);") < k.index("ag_span_bounds(")
+    assert not any("ag_span_prefetch" in k for k in lanes)
