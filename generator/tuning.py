@@ -232,7 +232,7 @@ class SegmentSpans:
     vec: int
     unroll: int
     lanes: tuple  # ((largest average, lanes a segment), ...)
-    blocks: tuple  # ((largest average, threads a block), ...) past the lanes
+    blocks: tuple  # ((largest average, threads a block, largest n or 0 for any), ...) past the lanes
     max_n: int
     shifts: tuple  # ((largest n, shift), ...): up to n, the average counts 2^shift times
     long_rounds: int
@@ -379,7 +379,14 @@ def scan_shape(inst) -> ScanShape:
 # us a call at 2^16-2^20 (graph: averages 256-4096 at 2^20 0.60-0.99x CUB), though it took one segment
 # of n/2 at 2^20 from 108 us (CUB: 112) to 13.6.
 SEGMENT_SPAN_LANES = ((11, 1), (23, 2), (47, 4), (95, 8), (191, 16), (767, 32))
-SEGMENT_SPAN_BLOCKS = ((2047, 128), (8191, 256), (32767, 512))
+# A block a segment: (largest average, threads a block[, largest n]), an entry with a largest n
+# passed over past it.  A warp a segment, alone in its block, on small inputs: from a graph, cold
+# (bench/results/h100-2026-11-25-fold-apart.txt), averages 128 at 2^16 (497 segments, counted 8x:
+# 1048) took 1.83-1.85 us against 2.20 in blocks of 128 (CUB 2.14) and 2.13 in blocks of 64, but at
+# 2^12 (32 segments) 1.65 against 1.50 (CUB 1.89); past 2^16 it lost: averages 256 at 2^18 2.49
+# against 2.44, and at 2^24 averaging 1000 (16796 segments, where 32 blocks of 32 threads fill an
+# SM only half) 30.5 us a call against 27.8
+SEGMENT_SPAN_BLOCKS = ((1535, 32, 1 << 16), (2047, 128), (8191, 256), (32767, 512))
 SEGMENT_SPAN_MAX_N = 1 << 40
 SEGMENT_SPAN_SPLIT_N = 1 << 22
 SEGMENT_SPAN_CHUNK_BYTES = 128 << 10
@@ -444,7 +451,7 @@ def segment_spans(op):
         vec,
         unroll,
         SEGMENT_SPAN_LANES,
-        SEGMENT_SPAN_BLOCKS,
+        tuple((e[0], e[1], e[2] if len(e) > 2 else 0) for e in SEGMENT_SPAN_BLOCKS),
         max_n=SEGMENT_SPAN_MAX_N,
         shifts=SEGMENT_SPAN_SHIFTS,
         long_rounds=SEGMENT_SPAN_LONG,

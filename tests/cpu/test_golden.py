@@ -24,8 +24,8 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "8706c68248372219e35e81fec7c375c9b5c56d058a45106535c4c8792a45f2c1",
-    "single_header": "fcb7dc2ba20a67f7f897029347a857d1a7ff58275ceaedbb8564afee84a96e1a",
+    "sources": "34d9cd3d62e84f15271acacca84b21a04b1e30c5386957e059ecc9b73a406a67",
+    "single_header": "708fcf5589aa5226296042328305c490b236e5b3a8d2b4075054f50cab65008f",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "86a9a73506c3e2ae6f887778e74893327d5eca07256e90adff7ab70b2c1d01c8",

@@ -29,15 +29,19 @@ def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
     # a table of the kernels by average length, one for each group size and block size
     k = "q_k_segreduce_sum_f32_oi32_b256_t32"
     for bound, lanes in tuning.SEGMENT_SPAN_LANES:
-        assert f"{{{bound}, {k}_lanes{lanes}, 256, {256 // lanes}}}," in src
+        assert f"{{{bound}, {k}_lanes{lanes}, 256, {256 // lanes}, 0}}," in src
         assert f"__launch_bounds__(256, 8) {k}_lanes{lanes}(" in src  # 4-byte sums: a full SM
-    for bound, threads in tuning.SEGMENT_SPAN_BLOCKS:
-        assert f"{{{bound}, {k}_block{threads}, {threads}, 1}}," in src
+    for entry in tuning.SEGMENT_SPAN_BLOCKS:
+        bound, threads, upto = (*entry, 0) if len(entry) == 2 else entry
+        assert f"{{{bound}, {k}_block{threads}, {threads}, 1, {upto}}}," in src
         assert f"__launch_bounds__({threads}) {k}_block{threads}(" in src
+    # an entry with a largest n is passed over past it; the last entry takes what is left at any n
+    assert len(tuning.SEGMENT_SPAN_BLOCKS[-1]) == 2 and any(len(e) == 3 for e in tuning.SEGMENT_SPAN_BLOCKS)
+    assert "(avg > spans[k].most || (spans[k].upto != 0 && n > spans[k].upto)))" in src
     # on small inputs the average counts more (more lanes a segment); the last kernel past every bound
     shifts = " : ".join(f"n <= {m} ? {sh}" for m, sh in tuning.SEGMENT_SPAN_SHIFTS)
     assert f"const size_t avg = (n / n_segments) << ({shifts} : 0);" in src
-    assert "while (k + 1 < sizeof spans / sizeof spans[0] && avg > spans[k].most)" in src
+    assert "while (k + 1 < sizeof spans / sizeof spans[0] && (avg > spans[k].most" in src
     # with PDL past SEGMENT_SPAN_PDL_MIN_N elements (0: at every n, which cold inputs gain from)
     when = f"n > {tuning.SEGMENT_SPAN_PDL_MIN_N}" if tuning.SEGMENT_SPAN_PDL_MIN_N else "1"
     assert f"(const void *)spans[k].kernel, pdl, {when}, " in src

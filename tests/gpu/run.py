@@ -238,8 +238,9 @@ def sizes_for(inst):
     """Every size up to 2^28 for the main reduce instances and a spread of scans; sweeps stay small;
     a scan of several shapes by n also just below, at and above each of its thresholds; a segmented
     reduce by offsets at its thresholds too, at the most tiles of each shape's one launch and one
-    element past, and at the spans' size limit and one past, and where they begin to split long
-    segments and one past (up to 2^25; past 2^21 only without --quick)."""
+    element past, at the spans' size limit and one past, where they begin to split long segments
+    and one past, and at each size where the spans' pick changes and one past (up to 2^25; past
+    2^21 only without --quick)."""
     sizes = tuning.size_shapes(inst)
     if sizes and inst.primitive in ("scan", "exscan"):
         return "edges"
@@ -255,7 +256,11 @@ def sizes_for(inst):
         if last and (upto is None or last < upto):
             more += [last, last + 1]
         if s.seg_spans:  # the spans' size limit (spans at it, tiles past it) and their split's
-            more += [s.seg_spans.max_n, s.seg_spans.max_n + 1, s.seg_spans.split_n, s.seg_spans.split_n + 1]
+            sp = s.seg_spans
+            more += [sp.max_n, sp.max_n + 1, sp.split_n, sp.split_n + 1]
+            # where the average counts less, and where a block size's entry is passed over
+            for m in [m for m, _ in sp.shifts] + [u for _, _, u in sp.blocks if u]:
+                more += [m, m + 1]
     more = sorted({m for m in more if m <= 1 << 25})
     if not more:
         return listed
