@@ -443,6 +443,9 @@ def segment_spans(op):
     size = op.in_type.size
     vec = 16 // size if size in (1, 2, 4, 8) else 1
     unroll = max(1, min(8, SEGMENT_SPAN_BYTES // (vec * size)))
+    # the table's averages ascend, and the last entry takes what is left at any n
+    bounds = [e[0] for e in SEGMENT_SPAN_LANES + SEGMENT_SPAN_BLOCKS]
+    assert bounds == sorted(bounds) and len(SEGMENT_SPAN_BLOCKS[-1]) == 2, "SEGMENT_SPAN tables"
     # a power of two, and never shorter than what a group leaves to its block (a longer segment a
     # group folded would go unmarked); 128 KiB of elements where that is longer
     longest = SEGMENT_SPAN_LONG * unroll * SEGMENT_SPAN_LANES[-1][1] * vec

@@ -17,9 +17,11 @@ bench reports a mismatch; the time they save is what that part costs):
   seqtail    the ordered reduce's last block loads its slots one at a time, not four (as before)
 (Measured on 2026-11-23, bench/results/h100-2026-11-23-ab-bulk.txt, with two more changes
 since taken out: stores with the streaming hint, no gain; and the store of a full tile's run by
-one bulk copy a warp, 1.4-1.7% faster at 2^28, which the template now does.  On 2026-11-26 a
+one bulk copy a warp, 1.4-1.7% faster at 2^28, which the template now does.  On 2026-11-25 a
 third, foldk: the totals folded by a second kernel, which the template now does in a graph.)
-The reduce changes act on the last block's path, which calls made directly take.
+The reduce changes are meant for the last block's path, which calls made directly take; the
+graph columns mix paths (nofold also empties the fold kernel, which shares ag_grid_fold, and
+under notail the fold kernel still runs, on slots this call did not write).
 Stops with a message if the generated code no longer has the lines a change hooks into.
   python3 bench/trace/patch_variant.py SRC.cu DST.cu NAME CHANGE[+CHANGE...]
 """

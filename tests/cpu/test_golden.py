@@ -24,13 +24,13 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "34d9cd3d62e84f15271acacca84b21a04b1e30c5386957e059ecc9b73a406a67",
-    "single_header": "708fcf5589aa5226296042328305c490b236e5b3a8d2b4075054f50cab65008f",
+    "sources": "b661a74d36fc039cd6db676e25a28fa06218ef9166a4125a6c1e14c3c301bfda",
+    "single_header": "88e02bec153fc7bc54bbd49d4e3515237094bdc12b6dc5f186408932bb70c695",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
-    "nccl": "86a9a73506c3e2ae6f887778e74893327d5eca07256e90adff7ab70b2c1d01c8",
-    "inputs": "8e4fa771f051f729460ac7a330edf224860b33cc90d9b23fda5b9c397941a15a",
-    "tuned": "d58e6b89f9668d722800ad42a085d4db1220ffb7d7c1d3914a84a444597994c4",
+    "nccl": "cf49478b2fd178528dd6ab256d70ebc69e5bf39162afa5b966b44cf77471ac34",
+    "inputs": "281ee4a7f040295fdea3315c055b87e69f2027ebd2dc4f4ec6f2c6788100870f",
+    "tuned": "7dd9ec3665ea1f4273e4bc8e5c53b0bd1edc325743528df747b2f78d61b1403f",
 }
 
 
