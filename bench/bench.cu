@@ -1,6 +1,6 @@
 /* bench.cu: the generated kernels (bench/spec.toml) against CUB and Thrust, side by side.
  *
- *   ninja bench && build/bench/bench [--quick] [--hot] [--no-graph] [--only KIND] [--csv FILE]
+ *   ninja bench && build/bench/bench [--quick] [--hot] [--no-graph] [--only KIND] [--logs L,...] [--csv FILE]
  *   (KIND: reduce, scan, segmented, variants, segvariants, segavg, segsizes, medium: see usage())
  *
  * Three tables: reduces (below), scans (run_scan_row: against cub::DeviceScan and a copy), and
@@ -1001,7 +1001,7 @@ static void write_csv(const char *path)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: bench [--quick] [--hot] [--no-graph] [--only reduce|scan|segmented|variants|segvariants|segavg|\n"
-               "             segsizes|medium|small] [--csv FILE]\n"
+               "             segsizes|medium|small] [--logs L,...] [--csv FILE]\n"
                "  --quick     n = 2^12, 2^16, 2^20, 2^24, 2^28 only\n"
                "  --hot       one input buffer (inputs up to L2 size stay in L2); default: cold,\n"
                "              rotating over slices that span 4x the L2 size\n"
@@ -1013,6 +1013,7 @@ static void usage(FILE *f)
                "              the segmented rows from 2^12 to 2^18; medium: the scans and the scan by key\n"
                "              from 2^17 to 2^21; small: the scans from 2^12 to 2^16 and at 2^18, the 2x2\n"
                "              matrix reduce at 2^14-2^18)\n"
+               "  --logs L,... the sizes (log2 n) of segavg and segsizes instead of theirs\n"
                "  --csv FILE  also write the results as CSV\n");
 }
 
@@ -1020,6 +1021,7 @@ int main(int argc, char **argv)
 {
     bool quick = false;
     const char *csv = nullptr, *only = nullptr;
+    std::vector<int> sizes;   // --logs: the sizes of segavg and segsizes instead of theirs
     Bench b = {};
     b.graphs = true;
     for (int i = 1; i < argc; ++i) {
@@ -1033,7 +1035,18 @@ int main(int argc, char **argv)
             csv = argv[++i];
         else if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+        else if (!strcmp(argv[i], "--logs") && i + 1 < argc) {
+            for (const char *p = argv[++i]; *p;) {
+                char *end = nullptr;
+                const long lg = strtol(p, &end, 10);
+                if (end == p || lg < 1 || lg > MAX_LOG2 || (*end && *end != ',')) {
+                    fprintf(stderr, "bench: --logs takes sizes as log2 n, 1 to %d, e.g. 17,19\n", MAX_LOG2);
+                    return 2;
+                }
+                sizes.push_back((int)lg);
+                p = *end ? end + 1 : end;
+            }
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;
         } else {
@@ -1144,7 +1157,7 @@ int main(int argc, char **argv)
     if (only && strcmp(only, "segavg") == 0) {   // the segmented reduce by average segment length
         const std::vector<std::string> dists = {"avg16", "avg32", "avg64", "avg128", "avg256", "avg1000", "avg4096",
                                                 "avg16384", "power"};
-        for (int lg : quick ? std::vector<int>{16, 18, 20, 24} : std::vector<int>{16, 18, 20, 24, 28})
+        for (int lg : !sizes.empty() ? sizes : quick ? std::vector<int>{16, 18, 20, 24} : std::vector<int>{16, 18, 20, 24, 28})
             run_segreduce_rows(b, lg, dists);
     }
 #ifdef BENCH_AB
@@ -1170,7 +1183,7 @@ int main(int argc, char **argv)
         run_row<mat2u>(b, "mat2u mul", bench_reduce_mat2mul_mat2u, CubMat2Mul(), CHECK_HOST_PRODUCT, {14, 16, 18});
     }
     if (only && strcmp(only, "segsizes") == 0) {   // the segmented rows at small and medium n
-        for (int lg : {12, 14, 16, 18}) {
+        for (int lg : !sizes.empty() ? sizes : std::vector<int>{12, 14, 16, 18}) {
             run_segreduce_rows(b, lg, {"avg128", "avg1000", "1..16", "power"});
             run_segscan_rows(b, lg, {"1..16", "avg1000", "power"});
         }

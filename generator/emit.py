@@ -583,10 +583,30 @@ def _part(env, family, inst, ctx, **switches) -> tuple:
     # accumulator out) unless it is one of an instance's shapes by n (sized)
     across = not switches.pop("sized", False)
     upto = switches.pop("upto", None)  # a shape picked up to that n at most: no code for larger n
+    above = switches.pop("above", None)  # ... and only past that n: no code for smaller n
     pctx = dict(ctx, inst=inst, nccl=True, across=across, **context(inst))
     sp = getattr(pctx.get("shape"), "seg_spans", None)
-    if upto is not None and sp and sp.split_n and upto <= sp.split_n:  # the spans never split
-        pctx["shape"] = replace(pctx["shape"], seg_spans=replace(sp, split_n=0))
+    if sp and upto is not None and sp.split_n and upto <= sp.split_n:  # the spans never split
+        sp = replace(sp, split_n=0)
+    # no entry, shift or wait that holds only smaller n.  (The prefetch stays, never taken there:
+    # without its test the block kernel of 512 threads took 29.5 us at 2^24 averaging 16384 against
+    # 27.4, and 37.6 against 34.6 on power-law lengths, bench/results/h100-2026-11-25-span-wait.txt.)
+    if sp and above is not None:
+        sp = replace(
+            sp,
+            blocks=tuple(e for e in sp.blocks if not 0 < e[2] <= above),
+            shifts=tuple(e for e in sp.shifts if e[0] > above),
+            wait_n=sp.wait_n if sp.wait_n > above else 0,
+            block_wait_n=sp.block_wait_n if sp.block_wait_n > above else 0,
+        )
+    if sp and upto is not None:  # waits at every n it is picked for
+        sp = replace(
+            sp,
+            wait_n=sp.max_n if upto <= sp.wait_n else sp.wait_n,
+            block_wait_n=sp.max_n if upto <= sp.block_wait_n else sp.block_wait_n,
+        )
+    if sp:
+        pctx["shape"] = replace(pctx["shape"], seg_spans=sp)
     pctx.update(part=True, **switches)
     text = env.get_template(template.replace(f"{family}.cu.j2", "kernel.cuh.j2")).render(**pctx).strip("\n")
     return text, sorted(set(_DEFINE.findall(text)))
@@ -628,7 +648,9 @@ def _sized(env, inst, ctx, sizes) -> dict:
     for s in shapes:
         ups = [upto for upto, p in picks if p is s]
         s["upto"] = None if None in ups else max(ups)
-        s["source"] = _part(env, inst.family, s["inst"], ctx, sized=True, upto=s["upto"])[0]
+        first = next(k for k, p in enumerate(picks) if p[1] is s)
+        above = picks[first - 1][0] if first else None  # picked only past it
+        s["source"] = _part(env, inst.family, s["inst"], ctx, sized=True, upto=s["upto"], above=above)[0]
     # what every shape's code holds alike is written once, before the namespaces
     common, rest = simplify.shared([s["source"] for s in shapes])
     for s, source in zip(shapes, rest, strict=True):

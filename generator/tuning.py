@@ -246,6 +246,9 @@ class SegmentSpans:
     pdl_min_n: int  # the span kernels launch with PDL only past this many elements (0: always)
     prefetch_n: int  # up to this many elements a block a segment first asks L2 for the input (0: never, no code)
     prefetch_blocks: int  # ... where the grid has at most this many blocks
+    # up to this many elements a group kernel lets the next kernel in only as it ends (0: never; max_n: always)
+    wait_n: int
+    block_wait_n: int  # ... a block kernel (but the block of one warp, and where its blocks prefetch)
 
     def long(self, lanes: int) -> int:
         """Elements past which a group of `lanes` lanes leaves its segment to the block."""
@@ -403,6 +406,22 @@ SEGMENT_SPAN_MIN_AVG = 2
 # (averages 128 at 2^12 1.95 -> 1.68 us, CUB 1.89; power-law lengths at 2^14 2.96 -> 2.64), except
 # segments of 1..16 at 2^14 / 2^16 (2.26 / 2.43 -> 2.47 / 3.02 us, still 1.4x / 3.3x CUB); at 2^20
 # it saves 0.2-0.4 us (avg16 3.54 against 3.90)
+# Up to these many elements (a lane-group kernel, a block kernel) a span kernel waits for the kernel
+# before it without letting the next one in at its start: the next is scheduled as its blocks
+# finish, instead of its blocks sitting on the SMs beside this call's, waiting.  The block kernels
+# whose blocks are few (those that prefetch, below, and the block of one warp) let it in at the
+# start there too.  H100, from a graph against CUB, letting it in at every span kernel's start ->
+# this (bench/results/h100-2026-11-25-span-wait.txt, section 6): hot, averages 1000 at 2^16 / 2^18
+# 2.07 / 2.40 -> 1.38 / 1.60 us (CUB 2.00 / 2.06), averages 128 at 2^18 2.35 -> 1.67 (2.97), 1..16 at
+# 2^16 2.30 -> 1.54; cold, averages 1000 at 2^18 2.79 -> 2.33 (3.46), 1..16 at 2^16 / 2^18 3.04 /
+# 3.25 -> 2.29 / 2.68.  Every span kernel waiting cost the few-block rows (section 1: power-law
+# lengths at 2^14 / 2^16 / 2^18, cold, 2.12 / 5.39 / 6.73 -> 2.24 / 5.50 / 6.96 us) and the warp a
+# segment (averages 128 at 2^16, cold, 1.81 -> 1.96).  Waiting past 2^18 cost the group kernels
+# 0.4-0.5 us cold at 2^19 (section 2: averages 16 3.19 -> 3.67, 256 3.66 -> 4.11), and any kernel
+# 0.3-0.6 us cold at 2^20 (averages 1000 3.42 -> 3.96); the block kernels waiting up to 2^19 took
+# averages 1000 there from 2.94 to 1.98 us hot (CUB 2.41) for 3.12 -> 3.46 cold on averages 4096
+# (CUB 5.11; section 3)
+SEGMENT_SPAN_WAIT_N = (1 << 18, 1 << 19)
 SEGMENT_SPAN_PDL_MIN_N = 0
 # Up to this many input bytes, and where a block a segment makes at most SEGMENT_SPAN_PREFETCH_BLOCKS
 # blocks, the span kernels first ask L2 for the whole input, each block an even share of its lines
@@ -470,6 +489,8 @@ def segment_spans(op):
         pdl_min_n=SEGMENT_SPAN_PDL_MIN_N,
         prefetch_n=SEGMENT_SPAN_PREFETCH_BYTES // size,
         prefetch_blocks=SEGMENT_SPAN_PREFETCH_BLOCKS,
+        wait_n=SEGMENT_SPAN_WAIT_N[0],
+        block_wait_n=SEGMENT_SPAN_WAIT_N[1],
     )
 
 

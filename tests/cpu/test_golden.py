@@ -24,8 +24,8 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "4d8743b7624a8d78fa109967a495e779035ff18169b72876f172916a317d19bc",
-    "single_header": "c7c81f15001fa14349eebf36ca5caf95ae60baed1c7055016d5eda33070b9958",
+    "sources": "7de5171c2f5a3fee61c76fb9f62efbba3c62fd701095265dace44eb1c40c5ce7",
+    "single_header": "85bbaf13c3b05ac486e54c2c38decdd86c1bbe2277d6459ca4294fcc934db10c",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "cf49478b2fd178528dd6ab256d70ebc69e5bf39162afa5b966b44cf77471ac34",

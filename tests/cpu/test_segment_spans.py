@@ -18,6 +18,10 @@ def _render(*segreduces, **top):
     return emit.render(spec, "q.h")
 
 
+def _namespace(src, k):
+    return src.split(f"namespace ag_s{k} {{", 1)[1].split(f"}}  /* namespace ag_s{k} */", 1)[0]
+
+
 def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
     spec = parse({"prefix": "q", "segreduce": [{"op": "sum", "type": "f32"}]}, "s.toml")
@@ -26,21 +30,35 @@ def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
     split, least = tuning.SEGMENT_SPAN_SPLIT_N, tuning.SEGMENT_SPAN_MIN_AVG
     avg = "n / n_segments"
     assert f"if (n <= {tuning.SEGMENT_SPAN_MAX_N} && {avg} <= {most} && (n <= {split} || {avg} >= {least}))" in src
+    # 4-byte sums are sized (tuning.SEGMENT_SIZE_SHAPES): 256 x 8 up to 2^21 (ag_s0), then 256 x 32
+    (upto, block, items) = tuning.SEGMENT_SIZE_SHAPES[0]
+    small, large = _namespace(src, 0), _namespace(src, 1)
     # a table of the kernels by average length, one for each group size and block size
-    k = "q_k_segreduce_sum_f32_oi32_b256_t32"
-    for bound, lanes in tuning.SEGMENT_SPAN_LANES:
-        assert f"{{{bound}, {k}_lanes{lanes}, 256, {256 // lanes}, 0}}," in src
-        assert f"__launch_bounds__(256, 8) {k}_lanes{lanes}(" in src  # 4-byte sums: a full SM
-    for entry in tuning.SEGMENT_SPAN_BLOCKS:
-        bound, threads, upto = (*entry, 0) if len(entry) == 2 else entry
-        assert f"{{{bound}, {k}_block{threads}, {threads}, 1, {upto}}}," in src
-        assert f"__launch_bounds__({threads}) {k}_block{threads}(" in src
+    k0, k1 = f"q_k_segreduce_sum_f32_oi32_b{block}_t{items}", "q_k_segreduce_sum_f32_oi32_b256_t32"
+    for ns, k in ((small, k0), (large, k1)):
+        # an entry with a largest n below the shape's smallest is left out of it, and so is the field
+        entries = [(*e, 0)[:3] for e in tuning.SEGMENT_SPAN_BLOCKS]
+        if ns is large:
+            entries = [e for e in entries if not 0 < e[2] <= upto]
+        field = any(e[2] for e in entries)
+        for bound, lanes in tuning.SEGMENT_SPAN_LANES:
+            assert f"{{{bound}, {k}_lanes{lanes}, 256, {256 // lanes}{', 0' if field else ''}}}," in ns
+            assert f"__launch_bounds__(256, 8) {k}_lanes{lanes}(" in ns  # 4-byte sums: a full SM
+        for bound, threads, most_n in entries:
+            assert f"{{{bound}, {k}_block{threads}, {threads}, 1{f', {most_n}' if field else ''}}}," in ns
+            assert f"__launch_bounds__({threads}) {k}_block{threads}(" in ns
+        left = [e for e in tuning.SEGMENT_SPAN_BLOCKS if (*e, 0)[:3] not in entries]
+        assert all(f"{k}_block{e[1]}(" not in ns for e in left)
+        assert ("(avg > spans[k].most || (spans[k].upto != 0 && n > spans[k].upto)))" in ns) == field
     # an entry with a largest n is passed over past it; the last entry takes what is left at any n
     assert len(tuning.SEGMENT_SPAN_BLOCKS[-1]) == 2 and any(len(e) == 3 for e in tuning.SEGMENT_SPAN_BLOCKS)
-    assert "(avg > spans[k].most || (spans[k].upto != 0 && n > spans[k].upto)))" in src
-    # on small inputs the average counts more (more lanes a segment); the last kernel past every bound
+    assert any(0 < (*e, 0)[2] <= upto for e in tuning.SEGMENT_SPAN_BLOCKS)  # so the large shape has fewer
+    # on small inputs the average counts more (more lanes a segment); the last kernel past every
+    # bound; a shape picked only past every shift's n counts it as it is
     shifts = " : ".join(f"n <= {m} ? {sh}" for m, sh in tuning.SEGMENT_SPAN_SHIFTS)
-    assert f"const size_t avg = (n / n_segments) << ({shifts} : 0);" in src
+    assert f"const size_t avg = (n / n_segments) << ({shifts} : 0);" in small
+    assert max(m for m, _ in tuning.SEGMENT_SPAN_SHIFTS) <= upto
+    assert "const size_t avg = n / n_segments;" in large
     assert "while (k + 1 < sizeof spans / sizeof spans[0] && (avg > spans[k].most" in src
     # with PDL past SEGMENT_SPAN_PDL_MIN_N elements (0: at every n, which cold inputs gain from)
     when = f"n > {tuning.SEGMENT_SPAN_PDL_MIN_N}" if tuning.SEGMENT_SPAN_PDL_MIN_N else "1"
@@ -74,7 +92,8 @@ def test_past_the_split_size_long_segments_go_to_the_split_kernel():
     shapes = src.count("_split(const float *__restrict__ in")
     assert shapes >= 1
     assert src.count(f"if (split != NULL && end - first > {c}) {{") == shapes * len(sp.lanes)
-    assert src.count(f"if (split != NULL && hi - lo > {c}) {{") == shapes * len(sp.blocks)
+    large = _namespace(src, 1)  # the shape past the split's size; its blocks have no largest n
+    assert large.count(f"if (split != NULL && hi - lo > {c}) {{") == len([e for e in sp.blocks if not e[2]])
     # another function's data in the workspace: a mark counts only where its segment bears it out,
     # and the marking kernel zeroes the segment's counter
     assert f"if (hi - lo > {c} && (k == 0 ? lo <= h * {c} && h * {c} < hi : lo > h * {c} && lo < (h + 1) * {c}))" in src
@@ -181,12 +200,16 @@ def test_a_shape_keeps_the_split_when_any_of_its_picks_reaches_past_its_size(mon
 def test_a_block_a_segment_prefetches_a_small_input_where_the_blocks_are_few():
     """Up to SEGMENT_SPAN_PREFETCH_BYTES of input and SEGMENT_SPAN_PREFETCH_BLOCKS blocks, the block
     kernels first ask L2 for the input's lines, each block an even share, after the wait (PDL) and
-    before their segments' offsets; the lane-group kernels never do."""
+    before their segments' offsets; the lane-group kernels never do.  A shape picked only past that
+    size keeps the test that never passes there (its block kernel of 512 threads compiled without it
+    ran 8% slower at 2^24)."""
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
+    small, large = _namespace(src, 0), _namespace(src, 1)
     elems = tuning.SEGMENT_SPAN_PREFETCH_BYTES // 4
-    assert f"if (n > {elems} || gridDim.x > {tuning.SEGMENT_SPAN_PREFETCH_BLOCKS})" in src
+    assert f"return n <= {elems} && gridDim.x <= {tuning.SEGMENT_SPAN_PREFETCH_BLOCKS};" in src
     assert 'asm volatile("prefetch.global.L2 [%0];" ::"l"(l == 0 ? (uintptr_t)in : (first + l) * 128));' in src
-    kernels = src.split("static __global__")[1:]
+    assert elems <= tuning.SEGMENT_SIZE_SHAPES[0][0] and "    if (prefetch)\n        ag_span_prefetch(in, n);" in large
+    kernels = small.split("static __global__")[1:]
     name = lambda k: re.match(r"\s*void (?:__launch_bounds__\([^)]*\) )?(\w+)\(", k).group(1)  # noqa: E731
     blocks = [k for k in kernels if re.search(r"_block\d+$", name(k))]
     lanes = [k for k in kernels if re.search(r"_lanes\d+$", name(k))]
@@ -194,3 +217,51 @@ def test_a_block_a_segment_prefetches_a_small_input_where_the_blocks_are_few():
     for k in blocks:
         assert k.index("ag_follow_stream();") < k.index("ag_span_prefetch(in, n);") < k.index("ag_span_bounds(")
     assert not any("ag_span_prefetch" in k for k in lanes)
+
+
+def _stream_heads(ns):
+    """{kernel's suffix (_lanes8, _block32, _split, '' for the tiles' ...): its text before its loop}"""
+    heads = {}
+    for kernel in ns.split("static __global__")[1:]:
+        suffix = re.match(r" void (?:__launch_bounds__\([^)]*\)\s+)?\w+_t\d+(\w*)\(", kernel).group(1)
+        heads[suffix] = kernel.split("\n}\n", 1)[0].split("\n    for ", 1)[0]
+    return heads
+
+
+def test_the_span_kernels_let_the_next_kernel_in_only_past_a_size_or_where_their_blocks_are_few(monkeypatch):
+    """Under PDL a lane-group kernel up to SEGMENT_SPAN_WAIT_N[0] elements, a block kernel up to
+    [1], waits for the kernel before it without letting the next one in (ag_wait_stream): the next
+    is scheduled as its blocks finish.  Past it, and where the blocks are few (a block kernel that
+    prefetches, the block of one warp), it lets the next in at its start (ag_follow_stream), as the
+    tiles' kernels always do.  A shape picked only past that size has no ag_wait_stream; one picked
+    only up to it no test of n."""
+    wait, block_wait = tuning.SEGMENT_SPAN_WAIT_N
+    upto = tuning.SEGMENT_SIZE_SHAPES[0][0]
+    assert 0 < wait < upto and 0 < block_wait < upto
+    src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
+    assert 'asm volatile("griddepcontrol.wait;" ::: "memory");' in src.split("void ag_wait_stream(void)", 1)[1][:200]
+    small, large = _stream_heads(_namespace(src, 0)), _stream_heads(_namespace(src, 1))
+    past = f"    if (n > {wait})\n        ag_follow_stream();\n    else\n        ag_wait_stream();"
+    few = f"    if (prefetch || n > {block_wait})\n        ag_follow_stream();\n    else\n        ag_wait_stream();"
+    lanes = [k for k in small if k.startswith("_lanes")]
+    blocks = [k for k in small if k.startswith("_block") and k != "_block32"]
+    assert lanes and blocks and "_block32" in small and "_split" not in small and "_split" in large
+    for k in lanes:
+        assert past in small[k], k
+    for k in blocks:
+        assert few in small[k] and "    if (prefetch)\n        ag_span_prefetch(in, n);" in small[k], k
+    assert "ag_follow_stream();" in small["_block32"] and "ag_wait_stream" not in small["_block32"]
+    for ns in (small, large):
+        assert "ag_follow_stream();" in ns[""] and "ag_wait_stream" not in ns[""]  # the tiles
+    assert "ag_wait_stream" not in _namespace(src, 1)
+    assert all("ag_follow_stream();" in h for h in large.values())
+    # waiting at every n a shape is picked for: no test of n
+    monkeypatch.setattr(tuning, "SEGMENT_SPAN_WAIT_N", (upto, upto))
+    src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
+    small = _stream_heads(_namespace(src, 0))
+    assert "n > " not in "".join(small[k] for k in lanes) and "ag_follow_stream" not in small["_lanes8"]
+    assert "    if (prefetch)\n        ag_follow_stream();\n    else\n        ag_wait_stream();" in small[blocks[0]]
+    # never: no ag_wait_stream anywhere
+    monkeypatch.setattr(tuning, "SEGMENT_SPAN_WAIT_N", (0, 0))
+    src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
+    assert "ag_wait_stream" not in src

@@ -239,8 +239,8 @@ def sizes_for(inst):
     a scan of several shapes by n also just below, at and above each of its thresholds; a segmented
     reduce by offsets at its thresholds too, at the most tiles of each shape's one launch and one
     element past, at the spans' size limit and one past, where they begin to split long segments
-    and one past, and at each size where the spans' pick changes and one past (up to 2^25; past
-    2^21 only without --quick)."""
+    and one past, and at each size where the spans' pick or their launch changes and one past (up
+    to 2^25; past 2^21 only without --quick)."""
     sizes = tuning.size_shapes(inst)
     if sizes and inst.primitive in ("scan", "exscan"):
         return "edges"
@@ -258,8 +258,9 @@ def sizes_for(inst):
         if s.seg_spans:  # the spans' size limit (spans at it, tiles past it) and their split's
             sp = s.seg_spans
             more += [sp.max_n, sp.max_n + 1, sp.split_n, sp.split_n + 1]
-            # where the average counts less, and where a block size's entry is passed over
-            for m in [m for m, _ in sp.shifts] + [u for _, _, u in sp.blocks if u]:
+            # where the average counts less, where a block size's entry is passed over, and where
+            # the kernels let the next kernel in at their start (PDL)
+            for m in [m for m, _ in sp.shifts] + [u for _, _, u in sp.blocks if u] + [sp.wait_n, sp.block_wait_n]:
                 more += [m, m + 1]
     more = sorted({m for m in more if m <= 1 << 25})
     if not more:
