@@ -588,9 +588,10 @@ def _part(env, family, inst, ctx, **switches) -> tuple:
     sp = getattr(pctx.get("shape"), "seg_spans", None)
     if sp and upto is not None and sp.split_n and upto <= sp.split_n:  # the spans never split
         sp = replace(sp, split_n=0)
-    # no entry, shift or wait that holds only smaller n.  (The prefetch stays, never taken there:
-    # without its test the block kernel of 512 threads took 29.5 us at 2^24 averaging 16384 against
-    # 27.4, and 37.6 against 34.6 on power-law lengths, bench/results/h100-2026-11-25-span-wait.txt.)
+    # no entry, shift or wait that holds only smaller n.  (The prefetch stays, whatever its size:
+    # where the built-in f32 shape past 2^21 left out its test, which never passes there, its block
+    # kernel of 512 threads took 29.5 us at 2^24 averaging 16384 against 27.5, and 37.6 against 34.7
+    # on power-law lengths, bench/results/h100-2026-11-25-span-wait.txt, section 4.)
     if sp and above is not None:
         sp = replace(
             sp,

@@ -24,8 +24,8 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "7de5171c2f5a3fee61c76fb9f62efbba3c62fd701095265dace44eb1c40c5ce7",
-    "single_header": "85bbaf13c3b05ac486e54c2c38decdd86c1bbe2277d6459ca4294fcc934db10c",
+    "sources": "b654a8a1c9c327fd6305d1b626ba43aae138f99e53b4d132482e3178c941e666",
+    "single_header": "50dda4af00c00f92935c9135e0537ec2f63830d8c9a26f29523f783454285b35",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "cf49478b2fd178528dd6ab256d70ebc69e5bf39162afa5b966b44cf77471ac34",

@@ -265,3 +265,25 @@ def test_the_span_kernels_let_the_next_kernel_in_only_past_a_size_or_where_their
     monkeypatch.setattr(tuning, "SEGMENT_SPAN_WAIT_N", (0, 0))
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
     assert "ag_wait_stream" not in src
+
+
+def test_a_shape_picked_at_several_sizes_keeps_what_its_smallest_needs(monkeypatch):
+    """A shape's namespace leaves out the table entries, shifts and wait tests that hold only
+    below the smallest n it is picked for: its first pick's lower bound, even where it is picked
+    again past a larger one."""
+    # 256 x 32 (the default) up to 2^16 and past 2^21; 256 x 8 between
+    monkeypatch.setattr(tuning, "SEGMENT_SIZE_SHAPES", ((1 << 16, 256, 32), (1 << 21, 256, 8)))
+    src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
+    assert "namespace ag_s2 {" not in src
+    both, between = _namespace(src, 0), _namespace(src, 1)
+    assert "_t32_lanes1(" in both and "_t8_lanes1(" in between
+    shifts = " : ".join(f"n <= {m} ? {sh}" for m, sh in tuning.SEGMENT_SPAN_SHIFTS)
+    assert f"const size_t avg = (n / n_segments) << ({shifts} : 0);" in both
+    later = " : ".join(f"n <= {m} ? {sh}" for m, sh in tuning.SEGMENT_SPAN_SHIFTS if m > 1 << 16)
+    assert f"const size_t avg = (n / n_segments) << ({later} : 0);" in between
+    # the block a warp holds only up to 2^16: kept where the shape is picked there, not between
+    assert any(0 < (*e, 0)[2] <= 1 << 16 for e in tuning.SEGMENT_SPAN_BLOCKS)
+    assert "_t32_block32(" in both and "_block32(" not in between
+    wait, block_wait = tuning.SEGMENT_SPAN_WAIT_N
+    for ns in (both, between):
+        assert f"if (n > {wait})" in ns and f"if (prefetch || n > {block_wait})" in ns
