@@ -592,19 +592,17 @@ def _part(env, family, inst, ctx, **switches) -> tuple:
     # where the built-in f32 shape past 2^21 left out its test, which never passes there, its block
     # kernel of 512 threads took 29.5 us at 2^24 averaging 16384 against 27.5, and 37.6 against 34.7
     # on power-law lengths, bench/results/h100-2026-11-25-span-wait.txt, section 4.)
+    if sp:
+
+        def wait(n):  # a kernel waits only up to n: 0 where it never does here, max_n where it always does
+            return 0 if above is not None and n <= above else sp.max_n if upto is not None and upto <= n else n
+
+        sp = replace(sp, wait_n=wait(sp.wait_n), block_wait_n=wait(sp.block_wait_n))
     if sp and above is not None:
         sp = replace(
             sp,
             blocks=tuple(e for e in sp.blocks if not 0 < e[2] <= above),
             shifts=tuple(e for e in sp.shifts if e[0] > above),
-            wait_n=sp.wait_n if sp.wait_n > above else 0,
-            block_wait_n=sp.block_wait_n if sp.block_wait_n > above else 0,
-        )
-    if sp and upto is not None:  # waits at every n it is picked for
-        sp = replace(
-            sp,
-            wait_n=sp.max_n if upto <= sp.wait_n else sp.wait_n,
-            block_wait_n=sp.max_n if upto <= sp.block_wait_n else sp.block_wait_n,
         )
     if sp:
         pctx["shape"] = replace(pctx["shape"], seg_spans=sp)

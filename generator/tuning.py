@@ -406,6 +406,7 @@ SEGMENT_SPAN_MIN_AVG = 2
 # (averages 128 at 2^12 1.95 -> 1.68 us, CUB 1.89; power-law lengths at 2^14 2.96 -> 2.64), except
 # segments of 1..16 at 2^14 / 2^16 (2.26 / 2.43 -> 2.47 / 3.02 us, still 1.4x / 3.3x CUB); at 2^20
 # it saves 0.2-0.4 us (avg16 3.54 against 3.90)
+SEGMENT_SPAN_PDL_MIN_N = 0
 # Up to these many elements (a lane-group kernel, a block kernel) a span kernel waits for the kernel
 # before it without letting the next one in at its start: the next is scheduled as its blocks
 # finish, instead of its blocks sitting on the SMs beside this call's, waiting.  The block kernels
@@ -422,7 +423,6 @@ SEGMENT_SPAN_MIN_AVG = 2
 # averages 1000 there from 2.94 to 1.98 us hot (CUB 2.41) for 3.12 -> 3.46 cold on averages 4096
 # (CUB 5.11; section 3)
 SEGMENT_SPAN_WAIT_N = (1 << 18, 1 << 19)
-SEGMENT_SPAN_PDL_MIN_N = 0
 # Up to this many input bytes, and where a block a segment makes at most SEGMENT_SPAN_PREFETCH_BLOCKS
 # blocks, the span kernels first ask L2 for the whole input, each block an even share of its lines
 # (a prefetch), while they load their segments' offsets: a long segment's block then loads from L2

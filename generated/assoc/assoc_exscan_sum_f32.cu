@@ -574,13 +574,12 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in
-           blockIdx order, take no ticket and load early: a tile may then start before one it
-           waits on, but that one gets a slot, as other grids' blocks finish on their own (the
-           next kernel's, under programmatic dependent launch, cannot start before every tile
-           has).  Where something else holds SMs for good (a persistent kernel, an SM-limited
-           context), it rests, as CUB always does, on blocks starting in blockIdx order; tickets
-           need no such assumption. */
+           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in blockIdx order
+           and take no ticket, and load early: a tile may then start before one it waits on, but
+           that one gets a slot, as other grids' blocks finish on their own (the next kernel's, under
+           programmatic dependent launch, cannot start before every tile has).  Where something
+           else holds SMs for good (a persistent kernel, an SM-limited context), it rests, as CUB
+           always does, on blocks starting in blockIdx order; tickets need no such assumption. */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)
@@ -933,13 +932,12 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in
-           blockIdx order, take no ticket and load early: a tile may then start before one it
-           waits on, but that one gets a slot, as other grids' blocks finish on their own (the
-           next kernel's, under programmatic dependent launch, cannot start before every tile
-           has).  Where something else holds SMs for good (a persistent kernel, an SM-limited
-           context), it rests, as CUB always does, on blocks starting in blockIdx order; tickets
-           need no such assumption. */
+           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in blockIdx order
+           and take no ticket, and load early: a tile may then start before one it waits on, but
+           that one gets a slot, as other grids' blocks finish on their own (the next kernel's, under
+           programmatic dependent launch, cannot start before every tile has).  Where something
+           else holds SMs for good (a persistent kernel, an SM-limited context), it rests, as CUB
+           always does, on blocks starting in blockIdx order; tickets need no such assumption. */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)
@@ -1305,13 +1303,12 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in
-           blockIdx order, take no ticket and load early: a tile may then start before one it
-           waits on, but that one gets a slot, as other grids' blocks finish on their own (the
-           next kernel's, under programmatic dependent launch, cannot start before every tile
-           has).  Where something else holds SMs for good (a persistent kernel, an SM-limited
-           context), it rests, as CUB always does, on blocks starting in blockIdx order; tickets
-           need no such assumption. */
+           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in blockIdx order
+           and take no ticket, and load early: a tile may then start before one it waits on, but
+           that one gets a slot, as other grids' blocks finish on their own (the next kernel's, under
+           programmatic dependent launch, cannot start before every tile has).  Where something
+           else holds SMs for good (a persistent kernel, an SM-limited context), it rests, as CUB
+           always does, on blocks starting in blockIdx order; tickets need no such assumption. */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)
@@ -1680,13 +1677,12 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in
-           blockIdx order, take no ticket and load early: a tile may then start before one it
-           waits on, but that one gets a slot, as other grids' blocks finish on their own (the
-           next kernel's, under programmatic dependent launch, cannot start before every tile
-           has).  Where something else holds SMs for good (a persistent kernel, an SM-limited
-           context), it rests, as CUB always does, on blocks starting in blockIdx order; tickets
-           need no such assumption. */
+           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in blockIdx order
+           and take no ticket, and load early: a tile may then start before one it waits on, but
+           that one gets a slot, as other grids' blocks finish on their own (the next kernel's, under
+           programmatic dependent launch, cannot start before every tile has).  Where something
+           else holds SMs for good (a persistent kernel, an SM-limited context), it rests, as CUB
+           always does, on blocks starting in blockIdx order; tickets need no such assumption. */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)

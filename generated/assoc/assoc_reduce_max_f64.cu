@@ -7,9 +7,10 @@
  * b + grid, b + 2 grid, ... (the grid is the blocks the device holds at once), so the whole
  * grid sweeps one window of memory at a time.  The split depends only on n and the device, so
  * the result is the same bits run after run.
- * One launch: the last block to finish folds the blocks' totals (deterministic order); captured
- * into a CUDA graph, a fold kernel of one block after the blocks does, in the same order.  (The
- * graph then has two kernel nodes where the input takes more than one block, one otherwise.)
+ * One launch: the last block to finish folds the blocks' totals (deterministic order).
+ * Captured into a CUDA graph, a fold kernel of one block after the blocks does, in the same
+ * order (the graph then has two kernel nodes where the input takes more than one block, one
+ * otherwise).
  */
 #include <stdint.h>
 #include <string.h>
@@ -180,8 +181,9 @@ assoc_k_reduce_max_f64_b256_t8(const double *__restrict__ in, size_t n, double *
     acc = ag_block_fold(acc, warp_totals);
 
     /* grid: a single block writes the result; otherwise each block writes its total, and where
-       `apart` the fold kernel folds them; otherwise the last block to finish folds the blocks'
-       totals in block order and returns the ticket counter to zero for the next call */
+       `apart` the fold kernel folds them; otherwise
+       the last block to finish folds them in block order and returns the ticket counter to zero
+       for the next call */
     if (gridDim.x == 1) {
         if (threadIdx.x == 0) {
             *out = ag_op_finalize(acc);

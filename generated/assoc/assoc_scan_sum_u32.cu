@@ -573,13 +573,12 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in
-           blockIdx order, take no ticket and load early: a tile may then start before one it
-           waits on, but that one gets a slot, as other grids' blocks finish on their own (the
-           next kernel's, under programmatic dependent launch, cannot start before every tile
-           has).  Where something else holds SMs for good (a persistent kernel, an SM-limited
-           context), it rests, as CUB always does, on blocks starting in blockIdx order; tickets
-           need no such assumption. */
+           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in blockIdx order
+           and take no ticket, and load early: a tile may then start before one it waits on, but
+           that one gets a slot, as other grids' blocks finish on their own (the next kernel's, under
+           programmatic dependent launch, cannot start before every tile has).  Where something
+           else holds SMs for good (a persistent kernel, an SM-limited context), it rests, as CUB
+           always does, on blocks starting in blockIdx order; tickets need no such assumption. */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)
@@ -931,13 +930,12 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in
-           blockIdx order, take no ticket and load early: a tile may then start before one it
-           waits on, but that one gets a slot, as other grids' blocks finish on their own (the
-           next kernel's, under programmatic dependent launch, cannot start before every tile
-           has).  Where something else holds SMs for good (a persistent kernel, an SM-limited
-           context), it rests, as CUB always does, on blocks starting in blockIdx order; tickets
-           need no such assumption. */
+           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in blockIdx order
+           and take no ticket, and load early: a tile may then start before one it waits on, but
+           that one gets a slot, as other grids' blocks finish on their own (the next kernel's, under
+           programmatic dependent launch, cannot start before every tile has).  Where something
+           else holds SMs for good (a persistent kernel, an SM-limited context), it rests, as CUB
+           always does, on blocks starting in blockIdx order; tickets need no such assumption. */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)
@@ -1302,13 +1300,12 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in
-           blockIdx order, take no ticket and load early: a tile may then start before one it
-           waits on, but that one gets a slot, as other grids' blocks finish on their own (the
-           next kernel's, under programmatic dependent launch, cannot start before every tile
-           has).  Where something else holds SMs for good (a persistent kernel, an SM-limited
-           context), it rests, as CUB always does, on blocks starting in blockIdx order; tickets
-           need no such assumption. */
+           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in blockIdx order
+           and take no ticket, and load early: a tile may then start before one it waits on, but
+           that one gets a slot, as other grids' blocks finish on their own (the next kernel's, under
+           programmatic dependent launch, cannot start before every tile has).  Where something
+           else holds SMs for good (a persistent kernel, an SM-limited context), it rests, as CUB
+           always does, on blocks starting in blockIdx order; tickets need no such assumption. */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)
@@ -1676,13 +1673,12 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
     int by_block = tiles == 1;
     {
         /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in
-           blockIdx order, take no ticket and load early: a tile may then start before one it
-           waits on, but that one gets a slot, as other grids' blocks finish on their own (the
-           next kernel's, under programmatic dependent launch, cannot start before every tile
-           has).  Where something else holds SMs for good (a persistent kernel, an SM-limited
-           context), it rests, as CUB always does, on blocks starting in blockIdx order; tickets
-           need no such assumption. */
+           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in blockIdx order
+           and take no ticket, and load early: a tile may then start before one it waits on, but
+           that one gets a slot, as other grids' blocks finish on their own (the next kernel's, under
+           programmatic dependent launch, cannot start before every tile has).  Where something
+           else holds SMs for good (a persistent kernel, an SM-limited context), it rests, as CUB
+           always does, on blocks starting in blockIdx order; tickets need no such assumption. */
         int dev = 0;
         err = cudaGetDevice(&dev);
         if (err != cudaSuccess)

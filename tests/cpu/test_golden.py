@@ -24,13 +24,13 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "b654a8a1c9c327fd6305d1b626ba43aae138f99e53b4d132482e3178c941e666",
-    "single_header": "50dda4af00c00f92935c9135e0537ec2f63830d8c9a26f29523f783454285b35",
+    "sources": "78f2eca30640274c638a0cc5fd1d59d60735928cc6d64fb301984843b18f6d50",
+    "single_header": "5efeae2899291c4165f21fbbcb0c06f8d2cec5d92dc68b21bae0662d488b02bf",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
-    "nccl": "cf49478b2fd178528dd6ab256d70ebc69e5bf39162afa5b966b44cf77471ac34",
-    "inputs": "281ee4a7f040295fdea3315c055b87e69f2027ebd2dc4f4ec6f2c6788100870f",
-    "tuned": "7dd9ec3665ea1f4273e4bc8e5c53b0bd1edc325743528df747b2f78d61b1403f",
+    "nccl": "46aeeef3220f3b99f5398d65e21580d338bc9eb591e967f446c34f35596ff4fa",
+    "inputs": "2bd6a2d368e91b6ea4332143fd55987a439ba8adfac0e55fa99e41cc767c41ec",
+    "tuned": "114cbf3b28571f1888cf302f51f6a1c504ba2737017452622180dfe168df5165",
 }
 
 
