@@ -254,6 +254,19 @@ class SegmentSpans:
         """Elements past which a group of `lanes` lanes leaves its segment to the block."""
         return self.long_rounds * self.unroll * lanes * self.vec
 
+    @property
+    def picks(self) -> tuple:
+        """The host's table in the order it is searched: ((largest average, "lanes" or "block",
+        lanes or threads, largest n or 0), ...) by average, an entry with a largest n before one
+        without at the same average (it is passed over past its n)."""
+        entries = [(m, "lanes", g, 0) for m, g in self.lanes] + [(m, "block", b, u) for m, b, u in self.blocks]
+        return tuple(sorted(entries, key=lambda e: (e[0], e[3] == 0)))
+
+    @property
+    def block_threads(self) -> tuple:
+        """The block kernels' sizes, one kernel each."""
+        return tuple(sorted({b for _, b, _ in self.blocks}))
+
 
 @dataclass(frozen=True)
 class ScanShape:
@@ -462,9 +475,11 @@ def segment_spans(op):
     size = op.in_type.size
     vec = 16 // size if size in (1, 2, 4, 8) else 1
     unroll = max(1, min(8, SEGMENT_SPAN_BYTES // (vec * size)))
-    # the table's averages ascend, and the last entry takes what is left at any n
-    bounds = [e[0] for e in SEGMENT_SPAN_LANES + SEGMENT_SPAN_BLOCKS]
+    # the entries at any n ascend by average, the blocks' past the lanes', and the last block entry
+    # takes what is left at any n
+    bounds = [e[0] for e in SEGMENT_SPAN_LANES + SEGMENT_SPAN_BLOCKS if len(e) == 2]
     assert bounds == sorted(bounds) and len(SEGMENT_SPAN_BLOCKS[-1]) == 2, "SEGMENT_SPAN tables"
+    assert SEGMENT_SPAN_BLOCKS[-1][0] == max(e[0] for e in SEGMENT_SPAN_BLOCKS), "SEGMENT_SPAN tables"
     # a power of two, and never shorter than what a group leaves to its block (a longer segment a
     # group folded would go unmarked); 128 KiB of elements where that is longer
     longest = SEGMENT_SPAN_LONG * unroll * SEGMENT_SPAN_LANES[-1][1] * vec
