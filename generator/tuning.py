@@ -232,7 +232,9 @@ class SegmentSpans:
     vec: int
     unroll: int
     lanes: tuple  # ((largest average, lanes a segment), ...)
-    blocks: tuple  # ((largest average, threads a block, largest n or 0 for any), ...) past the lanes
+    # ((largest average, threads a block, largest n, largest number of segments), ...) past the
+    # lanes, 0 for any n or number
+    blocks: tuple
     max_n: int
     shifts: tuple  # ((largest n, shift), ...): up to n, the average counts 2^shift times
     long_rounds: int
@@ -257,15 +259,20 @@ class SegmentSpans:
     @property
     def picks(self) -> tuple:
         """The host's table in the order it is searched: ((largest average, "lanes" or "block",
-        lanes or threads, largest n or 0), ...) by average, an entry with a largest n before one
-        without at the same average (it is passed over past its n)."""
-        entries = [(m, "lanes", g, 0) for m, g in self.lanes] + [(m, "block", b, u) for m, b, u in self.blocks]
-        return tuple(sorted(entries, key=lambda e: (e[0], e[3] == 0)))
+        lanes or threads, largest n, largest number of segments), ...) by average, an entry with
+        either limit before one without at the same average (it is passed over past its limits)."""
+        entries = [(m, "lanes", g, 0, 0) for m, g in self.lanes] + [(m, "block", *e) for m, *e in self.blocks]
+        return tuple(sorted(entries, key=lambda e: (e[0], not (e[3] or e[4]))))
+
+    @property
+    def limits(self) -> tuple:
+        """Whether any entry has a largest n, and whether any has a largest number of segments."""
+        return any(e[2] for e in self.blocks), any(e[3] for e in self.blocks)
 
     @property
     def block_threads(self) -> tuple:
         """The block kernels' sizes, one kernel each."""
-        return tuple(sorted({b for _, b, _ in self.blocks}))
+        return tuple(sorted({e[1] for e in self.blocks}))
 
 
 @dataclass(frozen=True)
@@ -395,14 +402,20 @@ def scan_shape(inst) -> ScanShape:
 # us a call at 2^16-2^20 (graph: averages 256-4096 at 2^20 0.60-0.99x CUB), though it took one segment
 # of n/2 at 2^20 from 108 us (CUB: 112) to 13.6.
 SEGMENT_SPAN_LANES = ((11, 1), (23, 2), (47, 4), (95, 8), (191, 16), (767, 32))
-# A block a segment: (largest average, threads a block[, largest n]), an entry with a largest n
-# passed over past it.  A warp a segment, alone in its block, on small inputs: from a graph, cold
+# A block a segment: (largest average, threads a block[, largest n[, largest number of segments]]),
+# an entry passed over past either limit (0: none), and searched before an entry of the same
+# average without them.  A warp a segment, alone in its block, on small inputs: from a graph, cold
 # (bench/results/h100-2026-11-25-fold-apart.txt), averages 128 at 2^16 (497 segments, counted 8x:
 # 1048) took 1.83-1.85 us against 2.20 in blocks of 128 (CUB 2.14) and 2.13 in blocks of 64, but at
 # 2^12 (32 segments) 1.65 against 1.50 (CUB 1.89); past 2^16 it lost: averages 256 at 2^18 2.49
 # against 2.44, and at 2^24 averaging 1000 (16796 segments, where 32 blocks of 32 threads fill an
-# SM only half) 30.5 us a call against 27.8
-SEGMENT_SPAN_BLOCKS = ((1535, 32, 1 << 16), (2047, 128), (8191, 256), (32767, 512))
+# SM only half) 30.5 us a call against 27.8.  It also takes the counted averages of a warp of lanes
+# (192-767) up to 2^17 where the segments are at most 1024 (bench/results/h100-2026-11-27-warp-alone.txt,
+# cold, from a graph, against eight warps to a block of 256): averages 128 at 2^17 (1024 segments)
+# 2.65 -> 2.21 us (CUB 2.38), averages 32 and 64 at 2^13-2^15 (138-523 segments) 1.98-2.07 ->
+# 1.69-1.76; with 2048 segments it lost (averages 32 at 2^16 2.22 -> 2.71, 64 at 2^17 2.25 -> 2.69),
+# and at 1024-1028 segments of averages 32-64 it was within 6% either way
+SEGMENT_SPAN_BLOCKS = ((767, 32, 1 << 17, 1024), (1535, 32, 1 << 16), (2047, 128), (8191, 256), (32767, 512))
 SEGMENT_SPAN_MAX_N = 1 << 40
 SEGMENT_SPAN_SPLIT_N = 1 << 22
 SEGMENT_SPAN_CHUNK_BYTES = 128 << 10
@@ -477,8 +490,8 @@ def segment_spans(op):
     unroll = max(1, min(8, SEGMENT_SPAN_BYTES // (vec * size)))
     # the entries at any n ascend by average, the blocks' past the lanes', and the last block entry
     # takes what is left at any n
-    bounds = [e[0] for e in SEGMENT_SPAN_LANES + SEGMENT_SPAN_BLOCKS if len(e) == 2]
-    assert bounds == sorted(bounds) and len(SEGMENT_SPAN_BLOCKS[-1]) == 2, "SEGMENT_SPAN tables"
+    bounds = [e[0] for e in SEGMENT_SPAN_LANES + SEGMENT_SPAN_BLOCKS if not any(e[2:])]
+    assert bounds == sorted(bounds) and not any(SEGMENT_SPAN_BLOCKS[-1][2:]), "SEGMENT_SPAN tables"
     assert SEGMENT_SPAN_BLOCKS[-1][0] == max(e[0] for e in SEGMENT_SPAN_BLOCKS), "SEGMENT_SPAN tables"
     # a power of two, and never shorter than what a group leaves to its block (a longer segment a
     # group folded would go unmarked); 128 KiB of elements where that is longer
@@ -488,7 +501,7 @@ def segment_spans(op):
         vec,
         unroll,
         SEGMENT_SPAN_LANES,
-        tuple((e[0], e[1], e[2] if len(e) > 2 else 0) for e in SEGMENT_SPAN_BLOCKS),
+        tuple((*e, 0, 0)[:4] for e in SEGMENT_SPAN_BLOCKS),
         max_n=SEGMENT_SPAN_MAX_N,
         shifts=SEGMENT_SPAN_SHIFTS,
         long_rounds=SEGMENT_SPAN_LONG,

@@ -24,8 +24,8 @@ INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
 TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
 
 GOLDEN = {
-    "sources": "78f2eca30640274c638a0cc5fd1d59d60735928cc6d64fb301984843b18f6d50",
-    "single_header": "5efeae2899291c4165f21fbbcb0c06f8d2cec5d92dc68b21bae0662d488b02bf",
+    "sources": "f4f1bc987e9bde539e27bb89b7af857aeb211f5444e4eea6098732a92ba3fb61",
+    "single_header": "54c06eb4c7c7eee602b3caa903bc9b8fbe8f0346689f09c4923703047d31157a",
     "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
     "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
     "nccl": "46aeeef3220f3b99f5398d65e21580d338bc9eb591e967f446c34f35596ff4fa",

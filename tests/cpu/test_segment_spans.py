@@ -36,22 +36,32 @@ def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
     # a table of the kernels by average length, one for each group size and block size
     k0, k1 = f"q_k_segreduce_sum_f32_oi32_b{block}_t{items}", "q_k_segreduce_sum_f32_oi32_b256_t32"
     for ns, k in ((small, k0), (large, k1)):
-        # an entry with a largest n below the shape's smallest is left out of it, and so is the field
-        entries = [(*e, 0)[:3] for e in tuning.SEGMENT_SPAN_BLOCKS]
+        # an entry with a largest n below the shape's smallest is left out of it, and so are the
+        # fields no entry left needs
+        entries = [(*e, 0, 0)[:4] for e in tuning.SEGMENT_SPAN_BLOCKS]
         if ns is large:
             entries = [e for e in entries if not 0 < e[2] <= upto]
-        field = any(e[2] for e in entries)
+        field = "".join(", 0" for used in (any(e[2] for e in entries), any(e[3] for e in entries)) if used)
         for bound, lanes in tuning.SEGMENT_SPAN_LANES:
-            assert f"{{{bound}, {k}_lanes{lanes}, 256, {256 // lanes}{', 0' if field else ''}}}," in ns
+            assert f"{{{bound}, {k}_lanes{lanes}, 256, {256 // lanes}{field}}}," in ns
             assert f"__launch_bounds__(256, 8) {k}_lanes{lanes}(" in ns  # 4-byte sums: a full SM
-        for bound, threads, most_n in entries:
-            assert f"{{{bound}, {k}_block{threads}, {threads}, 1{f', {most_n}' if field else ''}}}," in ns
+        for bound, threads, most_n, most_segs in entries:
+            limits = "".join(f", {m}" for m, used in ((most_n, ", 0" in field), (most_segs, field == ", 0, 0")) if used)
+            assert f"{{{bound}, {k}_block{threads}, {threads}, 1{limits}}}," in ns
             assert f"__launch_bounds__({threads}) {k}_block{threads}(" in ns
-        left = [e for e in tuning.SEGMENT_SPAN_BLOCKS if (*e, 0)[:3] not in entries]
-        assert all(f"{k}_block{e[1]}(" not in ns for e in left)
-        assert ("(avg > spans[k].most || (spans[k].upto != 0 && n > spans[k].upto)))" in ns) == field
+        left = [e for e in tuning.SEGMENT_SPAN_BLOCKS if (*e, 0, 0)[:4] not in entries]
+        assert all(f"{k}_block{e[1]}(" not in ns for e in left if e[1] not in [f[1] for f in entries])
+        test = " || (spans[k].upto != 0 && n > spans[k].upto)" if field else ""
+        test += " || (spans[k].segments != 0 && n_segments > spans[k].segments)" if field == ", 0, 0" else ""
+        assert (f"(avg > spans[k].most{test}))" if test else "&& avg > spans[k].most)") in ns
+    # an entry with limits is searched before one of the same average without (a warp alone in its
+    # block before eight warps to a block, up to 2^17 and 1024 segments)
+    small_k = re.findall(r"\{(\d+), " + k0 + r"_(\w+), \d+, \d+, (\d+), (\d+)\},", small)
+    assert [int(b) for b, *_ in small_k] == sorted(int(b) for b, *_ in small_k)
+    warp_alone = ("767", "block32", str(1 << 17), "1024")
+    assert warp_alone in small_k and small_k.index(("767", "lanes32", "0", "0")) == small_k.index(warp_alone) + 1
     # an entry with a largest n is passed over past it; the last entry takes what is left at any n
-    assert len(tuning.SEGMENT_SPAN_BLOCKS[-1]) == 2 and any(len(e) == 3 for e in tuning.SEGMENT_SPAN_BLOCKS)
+    assert not any(tuning.SEGMENT_SPAN_BLOCKS[-1][2:]) and any(len(e) >= 3 for e in tuning.SEGMENT_SPAN_BLOCKS)
     assert any(0 < (*e, 0)[2] <= upto for e in tuning.SEGMENT_SPAN_BLOCKS)  # so the large shape has fewer
     # on small inputs the average counts more (more lanes a segment); the last kernel past every
     # bound; a shape picked only past every shift's n counts it as it is
@@ -283,7 +293,10 @@ def test_a_shape_picked_at_several_sizes_keeps_what_its_smallest_needs(monkeypat
     assert f"const size_t avg = (n / n_segments) << ({later} : 0);" in between
     # the block a warp holds only up to 2^16: kept where the shape is picked there, not between
     assert any(0 < (*e, 0)[2] <= 1 << 16 for e in tuning.SEGMENT_SPAN_BLOCKS)
-    assert "_t32_block32(" in both and "_block32(" not in between
+    assert "{1535, q_k_segreduce_sum_f32_oi32_b256_t32_block32, 32, 1, 65536, 0}," in both
+    assert "{1535, " not in between and "_t32_block32(" in both
+    # the block a warp up to 2^17 (and 1024 segments) holds past 2^16: in both
+    assert "{767, q_k_segreduce_sum_f32_oi32_b256_t8_block32, 32, 1, 131072, 1024}," in between
     wait, block_wait = tuning.SEGMENT_SPAN_WAIT_N
     for ns in (both, between):
         assert f"if (n > {wait})" in ns and f"if (prefetch || n > {block_wait})" in ns

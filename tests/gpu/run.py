@@ -260,7 +260,7 @@ def sizes_for(inst):
             more += [sp.max_n, sp.max_n + 1, sp.split_n, sp.split_n + 1]
             # where the average counts less, where a block size's entry is passed over, and where
             # the kernels let the next kernel in at their start (PDL)
-            for m in [m for m, _ in sp.shifts] + [u for _, _, u in sp.blocks if u] + [sp.wait_n, sp.block_wait_n]:
+            for m in [m for m, _ in sp.shifts] + [e[2] for e in sp.blocks if e[2]] + [sp.wait_n, sp.block_wait_n]:
                 more += [m, m + 1]
     more = sorted({m for m in more if m <= 1 << 25})
     if not more:
