@@ -411,7 +411,7 @@ SEGMENT_SPAN_LANES = ((11, 1), (23, 2), (47, 4), (95, 8), (191, 16), (767, 32))
 # against 2.44, and at 2^24 averaging 1000 (16796 segments, where 32 blocks of 32 threads fill an
 # SM only half) 30.5 us a call against 27.8.  It also takes the counted averages of a warp of lanes
 # (192-767) up to 2^17 where the segments are at most 1024 (bench/results/h100-2026-11-27-warp-alone.txt,
-# cold, from a graph, against eight warps to a block of 256): averages 128 at 2^17 (1024 segments)
+# cold, from a graph, against eight warps to a block of 256): averages 128 at 2^17 (1008 segments)
 # 2.65 -> 2.21 us (CUB 2.38), averages 32 and 64 at 2^13-2^15 (138-523 segments) 1.98-2.07 ->
 # 1.69-1.76; with 2048 segments it lost (averages 32 at 2^16 2.22 -> 2.71, 64 at 2^17 2.25 -> 2.69),
 # and at 1024-1028 segments of averages 32-64 it was within 6% either way
