@@ -258,16 +258,20 @@ class SegmentSpans:
 
     @property
     def picks(self) -> tuple:
-        """The host's table in the order it is searched: ((largest average, "lanes" or "block",
-        lanes or threads, largest n, largest number of segments), ...) by average, an entry with
-        either limit before one without at the same average (it is passed over past its limits)."""
-        entries = [(m, "lanes", g, 0, 0) for m, g in self.lanes] + [(m, "block", *e) for m, *e in self.blocks]
-        return tuple(sorted(entries, key=lambda e: (e[0], not (e[3] or e[4]))))
+        """The host's table in the order it is searched: ((largest average, kernel ("lanes32",
+        "block128", ...), threads a block, segments a block, largest n, largest number of segments),
+        ...) by average, an entry with either limit before one without at the same average (it is
+        passed over past its limits)."""
+        lanes = [(m, f"lanes{g}", self.block, self.block // g, 0, 0) for m, g in self.lanes]
+        blocks = [(m, f"block{b}", b, 1, n_most, s_most) for m, b, n_most, s_most in self.blocks]
+        return tuple(sorted(lanes + blocks, key=lambda e: (e[0], not (e[4] or e[5]))))
 
     @property
     def limits(self) -> tuple:
-        """Whether any entry has a largest n, and whether any has a largest number of segments."""
-        return any(e[2] for e in self.blocks), any(e[3] for e in self.blocks)
+        """The host's tests of an entry's limits, for the fields some entry uses: ((field, what it
+        bounds), ...)."""
+        fields = (("upto", "n", 2), ("segments", "n_segments", 3))
+        return tuple((f, v) for f, v, k in fields if any(e[k] for e in self.blocks))
 
     @property
     def block_threads(self) -> tuple:
