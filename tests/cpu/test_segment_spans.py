@@ -196,12 +196,13 @@ def test_a_shape_keeps_the_split_when_any_of_its_picks_reaches_past_its_size(mon
     split = tuning.SEGMENT_SPAN_SPLIT_N
     # 256 x 8 up to 2^20 and again up to 2^24 (past the split's size), 256 x 16 between; the split's
     # size itself: a shape picked up to it never splits (the split runs past it)
-    monkeypatch.setattr(tuning, "SEGMENT_SIZE_SHAPES", ((1 << 20, 256, 8), (1 << 21, 256, 16), (1 << 24, 256, 8)))
+    shapes = (tuning.SizeShape(1 << 20, 256, 8), tuning.SizeShape(1 << 21, 256, 16), tuning.SizeShape(1 << 24, 256, 8))
+    monkeypatch.setattr(tuning, "SEGMENT_SIZE_SHAPES", shapes)
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
     parts = [src.split(f"namespace ag_s{k} {{", 1)[1].split(f"}}  /* namespace ag_s{k} */", 1)[0] for k in range(3)]
     assert "namespace ag_s3 {" not in src
     assert ["_b256_t8_split(" in parts[0], "_split(" in parts[1], "_split(" in parts[2]] == [True, False, True]
-    monkeypatch.setattr(tuning, "SEGMENT_SIZE_SHAPES", ((split, 256, 8),))
+    monkeypatch.setattr(tuning, "SEGMENT_SIZE_SHAPES", (tuning.SizeShape(split, 256, 8),))
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
     below, default = src.split("namespace ag_s1 {", 1)
     assert "_split(" not in below and "_split(" in default
@@ -266,13 +267,13 @@ def test_the_span_kernels_let_the_next_kernel_in_only_past_a_size_or_where_their
     assert "ag_wait_stream" not in _namespace(src, 1)
     assert all("ag_follow_stream();" in h for h in large.values())
     # waiting at every n a shape is picked for: no test of n
-    monkeypatch.setattr(tuning, "SEGMENT_SPAN_WAIT_N", (upto, upto))
+    monkeypatch.setattr(tuning, "SEGMENT_SPAN_WAIT_N", tuning.SpanWait(upto, upto))
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
     small = _stream_heads(_namespace(src, 0))
     assert "n > " not in "".join(small[k] for k in lanes) and "ag_follow_stream" not in small["_lanes8"]
     assert "    if (prefetch)\n        ag_follow_stream();\n    else\n        ag_wait_stream();" in small[blocks[0]]
     # never: no ag_wait_stream anywhere
-    monkeypatch.setattr(tuning, "SEGMENT_SPAN_WAIT_N", (0, 0))
+    monkeypatch.setattr(tuning, "SEGMENT_SPAN_WAIT_N", tuning.SpanWait(0, 0))
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
     assert "ag_wait_stream" not in src
 
@@ -282,7 +283,9 @@ def test_a_shape_picked_at_several_sizes_keeps_what_its_smallest_needs(monkeypat
     below the smallest n it is picked for: its first pick's lower bound, even where it is picked
     again past a larger one."""
     # 256 x 32 (the default) up to 2^16 and past 2^21; 256 x 8 between
-    monkeypatch.setattr(tuning, "SEGMENT_SIZE_SHAPES", ((1 << 16, 256, 32), (1 << 21, 256, 8)))
+    monkeypatch.setattr(
+        tuning, "SEGMENT_SIZE_SHAPES", (tuning.SizeShape(1 << 16, 256, 32), tuning.SizeShape(1 << 21, 256, 8))
+    )
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
     assert "namespace ag_s2 {" not in src
     both, between = _namespace(src, 0), _namespace(src, 1)
