@@ -204,11 +204,9 @@ def reduce_shape(inst: Instance) -> ReduceShape:
     # ptxas aims at full occupancy's 32 registers and, to stay there, issues the second half of a
     # lane's 16-byte loads only after the first half is folded, a second memory round trip a tile
     min_blocks = inst.blocks_per_sm or max(1, TARGET.threads_per_sm // 2 // inst.block)
-    # Programmatic dependent launch (bench/NOTES.md), on inputs up to PDL_MAX_BYTES, where the
-    # launch is a large part of the call.  The commutative reduce lets the next kernel in at its
-    # start; the ordered one only once its blocks have folded their runs (at its start it was slower:
-    # the next call's early blocks took SMs this one needed), so the next call's blocks fill the
-    # SMs during the blocks' hand-off
+    # PDL on small inputs, where the launch is a large part of the call: the commutative reduce
+    # lets the next kernel in at its start, the ordered one once its blocks have folded their runs
+    # (bench/notes/tuning.md, "Programmatic dependent launch")
     pdl_max = PDL_MAX_BYTES if striped else ORDERED_PDL_MAX_BYTES
     return ReduceShape(
         inst.block,
@@ -344,35 +342,11 @@ def scan_shape(inst: Instance) -> ScanShape:
     if not resident and stage * 16 * warps > STAGE_LIMIT - tile_smem:
         vin = vout = vflag = vkey = stage = 0
     chunk = size // math.gcd(size, 16)
-    if resident:
-        # as many blocks as shared memory holds (1 KB a block is the system's), leaving each
-        # thread registers for a few accumulators (and, keyed, for its run of keys: at 32
-        # registers a 256 x 28 keyed tile spills and runs at 0.75 of copy, at 40 at 0.90; by
-        # offsets, for its 64-bit segment bounds: 256 x 8 spilled at 32)
-        smem = warps * stage * 16 + 2 * warps * inst.tile_op.acc_type.size + 64
-        regs = 24 + 4 * inst.tile_op.acc_type.words + (8 if inst.heads in (Heads.KEYS, Heads.OFFSETS) else 0)
-        min_blocks = min(
-            TARGET.blocks_per_sm,
-            TARGET.threads_per_sm // inst.block,
-            TARGET.smem_per_sm // (smem + 1024),
-            TARGET.regs_per_sm // (inst.block * regs),
-        )
-    elif inst.tile_op.acc_type.words <= 2:
-        # narrow totals: ask for 3/4 of the SM's threads resident (register cap), which hides the
-        # look-back's latency; wide ones would spill, so the compiler chooses.  No more blocks than
-        # leave a thread registers for its items (and their head bits) past 24 of its own: under
-        # the cap, 36 keyed items spilled 2 KB a thread (40 registers; 108-112 without spills)
-        held = 24 + ipt * (inst.tile_op.acc_type.words + (1 if inst.heads else 0))
-        min_blocks = min(TARGET.blocks_per_sm, TARGET.threads_per_sm * 3 // 4 // inst.block)
-        min_blocks = max(1, min(min_blocks, TARGET.regs_per_sm // (inst.block * held)))
-    else:
-        min_blocks = 0
+    min_blocks = _scan_min_blocks(inst, resident, stage)
     pad = stage != 32 * vin
-    # a warp's run of results, where it lies in shared memory as in global memory (no pad), is
-    # stored by one bulk copy (TMA, sm_90): 1.7% faster for a 4-byte scan at 2^28.  Not for
-    # accumulators wider than 8 bytes: there ptxas spilled under the register cap and the 2x2
-    # matrix scan ran 3% slower (bench/results/h100-2026-11-23-ab-bulk2.txt).  A segmented reduce
-    # by offsets stores no tile.
+    # a warp's run of results, laid out in shared memory as in global memory (no pad), is stored
+    # by one bulk copy (TMA, sm_90); not for accumulators wider than 8 bytes, which spilled
+    # (h100-2026-11-23-ab-bulk2.txt); a segmented reduce by offsets stores no tile
     bulk_store = resident and not pad and inst.heads != Heads.OFFSETS and inst.tile_op.acc_type.words <= 2
     return ScanShape(
         inst.block,
@@ -397,6 +371,29 @@ def scan_shape(inst: Instance) -> ScanShape:
         by_block_min=BY_BLOCK_MIN_TILES,
         early_min=min(EARLY_MIN_TILES, BY_BLOCK_MIN_TILES) if resident and inst.heads != Heads.OFFSETS else 0,
     )
+
+
+def _scan_min_blocks(inst: Instance, resident: bool, stage: int) -> int:
+    """Resident blocks an SM to ask of the compiler for a scan tile (0: its choice)."""
+    warps, acc = inst.block // 32, inst.tile_op.acc_type
+    if resident:
+        # as many blocks as shared memory holds (1 KB a block is the system's), leaving each thread
+        # registers for a few accumulators, and keyed or by offsets for its keys or 64-bit bounds
+        smem = warps * stage * 16 + 2 * warps * acc.size + 64
+        regs = 24 + 4 * acc.words + (8 if inst.heads in (Heads.KEYS, Heads.OFFSETS) else 0)
+        return min(
+            TARGET.blocks_per_sm,
+            TARGET.threads_per_sm // inst.block,
+            TARGET.smem_per_sm // (smem + 1024),
+            TARGET.regs_per_sm // (inst.block * regs),
+        )
+    if acc.words > 2:  # wide totals would spill under a register cap: the compiler chooses
+        return 0
+    # narrow totals: 3/4 of the SM's threads (hides the look-back's latency), but no more blocks
+    # than leave a thread registers for its items and their head bits past 24 of its own
+    held = 24 + inst.items * (acc.words + (1 if inst.heads else 0))
+    min_blocks = min(TARGET.blocks_per_sm, TARGET.threads_per_sm * 3 // 4 // inst.block)
+    return max(1, min(min_blocks, TARGET.regs_per_sm // (inst.block * held)))
 
 
 def segment_spans(op: Operator) -> SegmentSpans | None:
@@ -952,12 +949,9 @@ class RowsShape:
         """A warp's run in the block kernel: at least 4 rounds"""
         return 4 * 32 * self.vec
 
-    # Scans along rows, long rows that are few: a block a row runs a block scan a round (its
-    # rounds one after another), or the whole GPU scans every row in one launch (the scan
-    # family's kernel, each row's tiles chained by a look-back of their own).  The host picks
-    # the faster by this model, measured on the H100 (bench/rows): a block's round of 256
-    # threads takes ROUND_NS; the GPU's scan LINE_NS plus the bytes (read and written) at
-    # COPY_BYTES_PER_NS.
+    # Scans along long rows that are few: a block a row (a block scan a round, ROUND_NS each) or
+    # the whole GPU in one launch (LINE_NS plus the bytes read and written at COPY_BYTES_PER_NS);
+    # the host picks the faster by this model of the H100 (bench/rows; bench/notes/tuning.md)
     ROUND_NS = 600
     LINE_NS = 3000
     COPY_BYTES_PER_NS = 2700
