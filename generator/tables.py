@@ -43,7 +43,7 @@ PDL_MAX_BYTES = 4 << 20  # a commutative reduce launches with PDL up to this man
 ORDERED_PDL_MAX_BYTES = 16 << 20  # ... and an ordered one
 # h100-2026-11-24-segmented-pdl.txt: 2^20 averaging 1000 10.5 -> 10.0 us from a graph; 2^28 500 -> 712 us
 SEGMENT_PDL_MAX_BYTES = 4 << 20  # ... and a segmented reduce by offsets (its bounds, tiles and carry)
-# h100-2026-11-24-segreduce-one-launch.txt: 2^20 averaging 1000 7.0 us from a graph against 8.5 in three launches
+# h100-2026-11-24-segreduce-one-launch.txt: 2^20 averaging 1000 7.16 us from a graph against 9.95 in three launches
 SEGMENT_ONE_LAUNCH_TOTALS = 4  # tiles a thread of a segmented reduce's block, at most, in one launch
 # h100-2026-11-25-fold-apart.txt (foldk): the 2x2 matrix product 4.77 -> 4.15 us at 2^18 from a graph (CUB 4.48)
 REDUCE_FOLD_APART = True  # captured into a graph, a second kernel folds a reduce's block totals (no ticket)
@@ -86,7 +86,7 @@ SCAN_SIZE_SHAPES: tuple[SizeShape, ...] = (
 
 # A segmented reduce by offsets of 4-byte elements, default 256 x 32; past 2^21 its tiles pass one launch's count
 SEGMENT_SIZE_SHAPES: tuple[SizeShape, ...] = (
-    # h100-2026-11-24-segreduce-one-launch.txt: 2^20 averaging 1000 7.0 us from a graph against 8.5 (256 x 32)
+    # bench --only segvariants (rows in h100-2026-11-24-segreduce-one-launch.txt): 2^20 avg 1000 7.0 us, 256 x 32 8.5
     SizeShape(1 << 21, 256, 8),
 )
 
