@@ -16,44 +16,48 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from .model import Heads, Primitive
+
+# tables.py's tables, read here; these and the `as` ones below are what other modules read as tuning.X
 from .tables import ARCHS as ARCHS
-from .tables import BY_BLOCK_MIN_TILES as BY_BLOCK_MIN_TILES
-from .tables import EARLY_MIN_TILES as EARLY_MIN_TILES
-from .tables import MATMUL_DEFAULTS as MATMUL_DEFAULTS
-from .tables import MATMUL_SMALL as MATMUL_SMALL
-from .tables import ORDERED_PDL_MAX_BYTES as ORDERED_PDL_MAX_BYTES
-from .tables import PDL_MAX_BYTES as PDL_MAX_BYTES
-from .tables import REDUCE_FOLD_APART as REDUCE_FOLD_APART
-from .tables import SCAN_SIZE_SHAPES as SCAN_SIZE_SHAPES
-from .tables import SEGMENT_ONE_LAUNCH_TOTALS as SEGMENT_ONE_LAUNCH_TOTALS
-from .tables import SEGMENT_PDL_MAX_BYTES as SEGMENT_PDL_MAX_BYTES
-from .tables import SEGMENT_SIZE_SHAPES as SEGMENT_SIZE_SHAPES
-from .tables import SEGMENT_SPAN_BLOCK as SEGMENT_SPAN_BLOCK
-from .tables import SEGMENT_SPAN_BLOCKS as SEGMENT_SPAN_BLOCKS
-from .tables import SEGMENT_SPAN_BYTES as SEGMENT_SPAN_BYTES
-from .tables import SEGMENT_SPAN_CHUNK_BYTES as SEGMENT_SPAN_CHUNK_BYTES
-from .tables import SEGMENT_SPAN_LANES as SEGMENT_SPAN_LANES
-from .tables import SEGMENT_SPAN_LONG as SEGMENT_SPAN_LONG
-from .tables import SEGMENT_SPAN_MAX_N as SEGMENT_SPAN_MAX_N
-from .tables import SEGMENT_SPAN_MIN_AVG as SEGMENT_SPAN_MIN_AVG
-from .tables import SEGMENT_SPAN_PDL_MIN_N as SEGMENT_SPAN_PDL_MIN_N
-from .tables import SEGMENT_SPAN_PREFETCH_BLOCKS as SEGMENT_SPAN_PREFETCH_BLOCKS
-from .tables import SEGMENT_SPAN_PREFETCH_BYTES as SEGMENT_SPAN_PREFETCH_BYTES
-from .tables import SEGMENT_SPAN_SHIFTS as SEGMENT_SPAN_SHIFTS
-from .tables import SEGMENT_SPAN_SPLIT_BLOCK as SEGMENT_SPAN_SPLIT_BLOCK
-from .tables import SEGMENT_SPAN_SPLIT_GRID as SEGMENT_SPAN_SPLIT_GRID
-from .tables import SEGMENT_SPAN_SPLIT_N as SEGMENT_SPAN_SPLIT_N
-from .tables import SEGMENT_SPAN_WAIT_N as SEGMENT_SPAN_WAIT_N
-from .tables import SEGSCAN_SIZE_SHAPES as SEGSCAN_SIZE_SHAPES
-from .tables import TARGET as TARGET
-from .tables import TRANSPOSE_DEFAULTS as TRANSPOSE_DEFAULTS
-from .tables import TRANSPOSE_ROWS as TRANSPOSE_ROWS
+from .tables import (
+    BY_BLOCK_MIN_TILES,
+    EARLY_MIN_TILES,
+    MATMUL_DEFAULTS,
+    MATMUL_SMALL,
+    ORDERED_PDL_MAX_BYTES,
+    PDL_MAX_BYTES,
+    REDUCE_FOLD_APART,
+    SCAN_SIZE_SHAPES,
+    SEGMENT_ONE_LAUNCH_TOTALS,
+    SEGMENT_PDL_MAX_BYTES,
+    SEGMENT_SIZE_SHAPES,
+    SEGMENT_SPAN_BLOCK,
+    SEGMENT_SPAN_BLOCKS,
+    SEGMENT_SPAN_BYTES,
+    SEGMENT_SPAN_CHUNK_BYTES,
+    SEGMENT_SPAN_LANES,
+    SEGMENT_SPAN_LONG,
+    SEGMENT_SPAN_MAX_N,
+    SEGMENT_SPAN_MIN_AVG,
+    SEGMENT_SPAN_PDL_MIN_N,
+    SEGMENT_SPAN_PREFETCH_BLOCKS,
+    SEGMENT_SPAN_PREFETCH_BYTES,
+    SEGMENT_SPAN_SHIFTS,
+    SEGMENT_SPAN_SPLIT_BLOCK,
+    SEGMENT_SPAN_SPLIT_GRID,
+    SEGMENT_SPAN_SPLIT_N,
+    SEGMENT_SPAN_WAIT_N,
+    SEGSCAN_SIZE_SHAPES,
+    TARGET,
+    TRANSPOSE_DEFAULTS,
+    TRANSPOSE_ROWS,
+    MatmulTile,
+    SpanBlock,
+    SpanLanes,
+    SpanShift,
+)
 from .tables import Arch as Arch
-from .tables import MatmulTile as MatmulTile
 from .tables import SizeShape as SizeShape
-from .tables import SpanBlock as SpanBlock
-from .tables import SpanLanes as SpanLanes
-from .tables import SpanShift as SpanShift
 from .tables import SpanWait as SpanWait
 
 if TYPE_CHECKING:
