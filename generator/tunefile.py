@@ -20,13 +20,22 @@ problem is one `TuningError` line naming the file and the key; the caller decide
 stops generation or, told to fall back, is a note and the built-in shapes apply.
 """
 
+from __future__ import annotations
+
 import hashlib
 import re
 import tomllib
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from . import tuning
 from .model import Heads, Primitive
+from .tuning import TunedShape
+
+if TYPE_CHECKING:
+    from os import PathLike
+
+    from .spec import Instance, Spec
 
 FORMAT = 1
 # the instances a tuning file may shape: reduces and scans of one input array, scans also segmented
@@ -39,12 +48,19 @@ class TuningError(ValueError):
     """One clear line: `file: key: problem`."""
 
 
+class TunedEntry(NamedTuple):
+    """An instance's entry in a tuning file: what it computes (tunefile.what) and its shapes by n."""
+
+    what: str
+    shapes: tuple[TunedShape, ...]
+
+
 @dataclass(frozen=True)
 class Tuning:
     path: str
     gpu: str
     arch: str
-    entries: dict  # public name -> (what, ((upto or None, block, items, blocks_per_sm), ...))
+    entries: dict[str, TunedEntry]  # by public name
     digest: str  # of the file's content: the header names it
 
     @property
@@ -52,7 +68,7 @@ class Tuning:
         return f"tuned on {self.gpu} ({self.arch}), tuning file {self.digest}"
 
 
-def what(inst) -> str:
+def what(inst: Instance) -> str:
     """What an instance computes, as a tuning file records it: the primitive, the operator and its
     types, and a digest of the operator's contract (its C and flags), so that a tuning measured for
     one operator is never applied to another of the same name."""
@@ -77,7 +93,7 @@ def what(inst) -> str:
     return f"{inst.primitive} {op.name} {op.in_type.name} -> {op.out_type.name}{heads} (operator sha256:{digest})"
 
 
-def tunable(inst, spec=None) -> str:
+def tunable(inst: Instance, spec: Spec | None = None) -> str:
     """Why `inst` (of `spec`) cannot take tuned shapes, or '' where it can."""
     if getattr(inst, "family", "") not in ("reduce", "scan") or inst.primitive not in TUNABLE:
         return "only reduces and scans (inclusive, exclusive, segmented by flags or keys) are tuned"
@@ -90,11 +106,11 @@ def tunable(inst, spec=None) -> str:
     return ""
 
 
-def _fail(path, key, problem):
+def _fail(path: str | PathLike[str], key: str, problem: str) -> NoReturn:
     raise TuningError(f"{path}: {key}: {problem}" if key else f"{path}: {problem}")
 
 
-def _int(path, key, value, lo, hi):
+def _int(path: str | PathLike[str], key: str, value: Any, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         _fail(path, key, f"{value!r} is not an integer")
     if not lo <= value <= hi:
@@ -102,7 +118,7 @@ def _int(path, key, value, lo, hi):
     return value
 
 
-def _shapes(path, where, raw) -> tuple:
+def _shapes(path: str | PathLike[str], where: str, raw: Any) -> tuple[TunedShape, ...]:
     if not isinstance(raw, list) or not raw:
         _fail(path, f"{where}.shapes", "must be a non-empty list of {upto, block, items} tables")
     out, last = [], 0
@@ -131,26 +147,13 @@ def _shapes(path, where, raw) -> tuple:
             last = upto
         elif upto is not None:
             _fail(path, f"{key}.upto", "the last shape takes every larger n: leave upto out")
-        out.append((upto, block, items, per_sm))
+        out.append(TunedShape(upto, block, items, per_sm))
     return tuple(out)
 
 
-def read(path) -> Tuning:
+def read(path: str | PathLike[str]) -> Tuning:
     """Read and check a tuning file's form (not yet against a spec or a GPU)."""
-    try:
-        with open(path, "rb") as f:
-            content = f.read()
-        data = tomllib.loads(content.decode())
-    except FileNotFoundError:
-        _fail(path, "", "no such tuning file")
-    except IsADirectoryError:
-        _fail(path, "", "is a directory, not a tuning file")
-    except PermissionError:
-        _fail(path, "", "cannot be read (permission denied)")
-    except UnicodeDecodeError as e:
-        _fail(path, "", f"is not UTF-8 text ({e.reason})")
-    except tomllib.TOMLDecodeError as e:
-        _fail(path, "", f"not a tuning file (not valid TOML: {e})")
+    content, data = _load(path)
     extra = set(data) - {"format", "gpu", "arch", "instance"}
     if extra:
         _fail(path, "", f"unknown key {sorted(extra)[0]!r}: is this a tuning file written by `assocgen tune`?")
@@ -163,8 +166,32 @@ def read(path) -> Tuning:
             _fail(
                 path, key, f"{data[key]!r}: quotes, backslashes, comment marks and control characters are not allowed"
             )
-    entries = {}
-    raw = data.get("instance", [])
+    entries = _entries(path, data.get("instance", []))
+    digest = "sha256:" + hashlib.sha256(content).hexdigest()[:16]
+    return Tuning(str(path), data["gpu"].strip(), data["arch"].strip(), entries, digest)
+
+
+def _load(path: str | PathLike[str]) -> tuple[bytes, dict[str, Any]]:
+    """The file's bytes and its TOML, or TuningError."""
+    try:
+        with open(path, "rb") as f:
+            content = f.read()
+        return content, tomllib.loads(content.decode())
+    except FileNotFoundError:
+        _fail(path, "", "no such tuning file")
+    except IsADirectoryError:
+        _fail(path, "", "is a directory, not a tuning file")
+    except PermissionError:
+        _fail(path, "", "cannot be read (permission denied)")
+    except UnicodeDecodeError as e:
+        _fail(path, "", f"is not UTF-8 text ({e.reason})")
+    except tomllib.TOMLDecodeError as e:
+        _fail(path, "", f"not a tuning file (not valid TOML: {e})")
+
+
+def _entries(path: str | PathLike[str], raw: Any) -> dict[str, TunedEntry]:
+    """The [[instance]] tables, checked, by public name."""
+    entries: dict[str, TunedEntry] = {}
     if not isinstance(raw, list):
         _fail(path, "instance", "must be a list of [[instance]] tables")
     for k, e in enumerate(raw):
@@ -179,9 +206,8 @@ def read(path) -> Tuning:
                 _fail(path, f"{where}.{key}", "missing (a string)")
         if e["name"] in entries:
             _fail(path, f"{where}.name", f"{e['name']!r} is tuned twice")
-        entries[e["name"]] = (e["what"], _shapes(path, where, e.get("shapes")))
-    digest = "sha256:" + hashlib.sha256(content).hexdigest()[:16]
-    return Tuning(str(path), data["gpu"].strip(), data["arch"].strip(), entries, digest)
+        entries[e["name"]] = TunedEntry(e["what"], _shapes(path, where, e.get("shapes")))
+    return entries
 
 
 def check_gpu(t: Tuning, gpu: str = "") -> None:
@@ -194,46 +220,47 @@ def check_gpu(t: Tuning, gpu: str = "") -> None:
         _fail(t.path, "gpu", f"measured on {t.gpu!r}, not on {gpu.strip()!r}: run `assocgen tune` on that GPU")
 
 
-def apply(spec, t: Tuning, gpu: str = ""):
+def apply(spec: Spec, t: Tuning, gpu: str = "") -> Spec:
     """The spec with the tuning's shapes on its instances (each takes its shapes by n and, as its
     own shape, the one for the largest n), and the header's word on the tuning."""
     check_gpu(t, gpu)
     by_name = {getattr(i, "public_name", ""): i for i in spec.instances}
-    for name, (recorded, _) in t.entries.items():
+    for name, entry in t.entries.items():
         inst = by_name.get(name)
         if inst is None:
             _fail(t.path, name, f"the spec {spec.source} has no instance of that name: tuned for another spec?")
         why = tunable(inst, spec)
         if why:
             _fail(t.path, name, f"cannot take tuned shapes: {why}")
-        if recorded != what(inst):
-            _fail(t.path, name, f"tuned for {recorded!r}, but the spec's computes {what(inst)!r}: tune it again")
+        if entry.what != what(inst):
+            _fail(t.path, name, f"tuned for {entry.what!r}, but the spec's computes {what(inst)!r}: tune it again")
     out = []
     for inst in spec.instances:
-        entry = t.entries.get(getattr(inst, "public_name", ""))
-        if entry is None:
-            out.append(inst)
-            continue
-        shapes = entry[1]
-        for k, (_, block, items, per_sm) in enumerate(shapes):
-            shaped = replace(inst, block=block, items=items, blocks_per_sm=per_sm)
-            problem = tuning.items_problem(shaped, items)
-            if problem:
-                _fail(t.path, f"{inst.public_name}.shapes[{k}]", problem)
-        _, block, items, per_sm = shapes[-1]
-        out.append(replace(inst, block=block, items=items, blocks_per_sm=per_sm, shapes=shapes))
+        tuned = t.entries.get(getattr(inst, "public_name", ""))
+        out.append(inst if tuned is None else _shaped(t, inst, tuned.shapes))
     return replace(spec, instances=out, tuning=t.summary)
 
 
-def _shape_text(s) -> str:
-    upto, block, items, per_sm = s
-    parts = ([f"upto = {upto}"] if upto is not None else []) + [f"block = {block}", f"items = {items}"]
-    if per_sm:
-        parts.append(f"blocks_per_sm = {per_sm}")
+def _shaped(t: Tuning, inst: Instance, shapes: tuple[TunedShape, ...]) -> Instance:
+    """`inst` with its tuned shapes by n, each checked, and as its own shape the last one's."""
+    for k, s in enumerate(shapes):
+        shaped = replace(inst, block=s.block, items=s.items, blocks_per_sm=s.blocks_per_sm)
+        problem = tuning.items_problem(shaped, s.items)
+        if problem:
+            _fail(t.path, f"{inst.public_name}.shapes[{k}]", problem)
+    last = shapes[-1]
+    return replace(inst, block=last.block, items=last.items, blocks_per_sm=last.blocks_per_sm, shapes=shapes)
+
+
+def _shape_text(shape: tuple[int | None, int, int, int]) -> str:
+    s = TunedShape(*shape)
+    parts = ([f"upto = {s.upto}"] if s.upto is not None else []) + [f"block = {s.block}", f"items = {s.items}"]
+    if s.blocks_per_sm:
+        parts.append(f"blocks_per_sm = {s.blocks_per_sm}")
     return "{ " + ", ".join(parts) + " }"
 
 
-def write_text(gpu: str, arch: str, entries: list, header: str = "") -> str:
+def write_text(gpu: str, arch: str, entries: list[tuple[Instance, Any, list[str]]], header: str = "") -> str:
     """A tuning file's text: entries [(inst, shapes, notes)], notes being comment lines."""
     lines = [f"# {line}" if line else "#" for line in header.splitlines()]
     lines += [f"format = {FORMAT}", f"gpu = {_toml_str(gpu)}", f"arch = {_toml_str(arch)}"]

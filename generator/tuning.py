@@ -4,62 +4,74 @@ and from reading the spec (spec.py), as CUB keeps its tuning policies apart from
 A shape is what generation resolves for one instance: threads a block, items a thread, how a
 lane's items travel (16-byte words, staged through shared memory or resident there), the
 occupancy asked of the compiler, and when to launch with programmatic dependent launch (PDL).
-The numbers here were measured on the H100 (bench/NOTES.md says which experiment chose each).
+This module is the logic; the measured numbers it reads are the tables of tables.py (each row
+with the results file that chose it; the experiments: bench/notes/tuning.md), re-exported here.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, NamedTuple
 
 from .model import Heads, Primitive
 
+# tables.py's tables, read here; these and the `as` ones below are what other modules read as tuning.X
+from .tables import ARCHS as ARCHS
+from .tables import (
+    BY_BLOCK_MIN_TILES,
+    EARLY_MIN_TILES,
+    MATMUL_DEFAULTS,
+    MATMUL_SMALL,
+    ORDERED_PDL_MAX_BYTES,
+    PDL_MAX_BYTES,
+    REDUCE_FOLD_APART,
+    SCAN_SIZE_SHAPES,
+    SEGMENT_ONE_LAUNCH_TOTALS,
+    SEGMENT_PDL_MAX_BYTES,
+    SEGMENT_SIZE_SHAPES,
+    SEGMENT_SPAN_BLOCK,
+    SEGMENT_SPAN_BLOCKS,
+    SEGMENT_SPAN_BYTES,
+    SEGMENT_SPAN_CHUNK_BYTES,
+    SEGMENT_SPAN_LANES,
+    SEGMENT_SPAN_LONG,
+    SEGMENT_SPAN_MAX_N,
+    SEGMENT_SPAN_MIN_AVG,
+    SEGMENT_SPAN_PDL_MIN_N,
+    SEGMENT_SPAN_PREFETCH_BLOCKS,
+    SEGMENT_SPAN_PREFETCH_BYTES,
+    SEGMENT_SPAN_SHIFTS,
+    SEGMENT_SPAN_SPLIT_BLOCK,
+    SEGMENT_SPAN_SPLIT_GRID,
+    SEGMENT_SPAN_SPLIT_N,
+    SEGMENT_SPAN_WAIT_N,
+    SEGSCAN_SIZE_SHAPES,
+    TARGET,
+    TRANSPOSE_DEFAULTS,
+    TRANSPOSE_ROWS,
+    MatmulTile,
+    SpanBlock,
+    SpanLanes,
+    SpanShift,
+)
+from .tables import Arch as Arch
+from .tables import SizeShape as SizeShape
+from .tables import SpanWait as SpanWait
 
-@dataclass(frozen=True)
-class Arch:
-    """What an architecture's SM holds: the limits that shapes are fitted to."""
+if TYPE_CHECKING:
+    from .ctypes_ import CType
+    from .operators import Operator
+    from .spec import Instance
 
-    name: str
-    smem_per_sm: int  # bytes of shared memory an SM
-    threads_per_sm: int
-    regs_per_sm: int  # 32-bit registers an SM
-    blocks_per_sm: int  # resident blocks an SM at most
-
-
-ARCHS = {
-    a.name: a
-    for a in (
-        Arch("sm_80", 164 * 1024, 2048, 65536, 32),
-        Arch("sm_90", 228 * 1024, 2048, 65536, 32),
-    )
-}
-TARGET = ARCHS["sm_90"]  # the architecture the shapes are chosen for
-
+# limits the shapes are fitted to (not measured choices: those are tables.py's)
 DEFAULT_BLOCK = 256
 MAX_ITEMS = 64  # items a thread, at most
 MAX_TILE_BYTES = 1024  # items x size a thread holds in registers at once
 SEGMENT_TILE_BYTES = 40 * 1024  # shared memory a segmented reduce's tile of folds and head marks may take
 STAGE_LIMIT = 44 * 1024  # static shared memory a scan block may spend on staging (48 KB in all)
 REDUCE_STAGE_LIMIT = 24 * 1024  # a reduce block's staging: 8 blocks an SM still fit
-PDL_MAX_BYTES = 4 << 20  # a commutative reduce launches with PDL up to this many input bytes
-# and a segmented reduce by offsets (its three launches: bounds, tiles, carry), every kernel
-# waiting for the one before: at 2^20 floats (4 MiB) from a graph 10.5 -> 10.0 us (segments
-# averaging 1000), 6.9 -> 6.5 (one), 8.7 -> 8.2 (power law); at 2^28 PDL cost 42% (500 -> 712 us:
-# the next launch's early blocks hold SMs the tiles need), so not past this size
-SEGMENT_PDL_MAX_BYTES = 4 << 20
-# A segmented reduce by offsets (resident tiles) of up to this many tiles a thread of its block
-# runs in one launch: each tile finds its own segments (a warp's 32-way search of the offsets,
-# overlapping the tile's loads) and the last tile to finish carries across the tiles, all its
-# thread's tiles loaded at once; past it, a bounds kernel before and a carry kernel of 1024
-# threads after the tiles
-SEGMENT_ONE_LAUNCH_TOTALS = 4
-ORDERED_PDL_MAX_BYTES = 16 << 20  # and an ordered one up to this many
-# A reduce captured into a graph folds its blocks' totals by a second kernel of one block (launched
-# with PDL), not by the last block to take a ticket: replayed, the launches cost the host nothing,
-# and the kernels' boundary costs the device less than the ticket and its release fence.  From a
-# graph on the H100 (bench/trace/ab.sh foldk): the 2x2 matrix product 4.77 -> 4.15 us at 2^18
-# (CUB 4.48), 2.98 -> 2.72 at 2^14, 8.79 -> 8.37 at 2^20; f32 sums 2.95 -> 2.75 at 2^18, 3.96 ->
-# 3.75 at 2^20; the same from 2^22 on.  Launched directly a small call is bound by the host's
-# launches (f32 sum at 2^14: 3.1 us a call with one launch, 5.7 with two), so it keeps the ticket.
-REDUCE_FOLD_APART = True
 MAX_GRID = 2048  # bound on a reduce's blocks a launch (its workspace is sized from it)
 # Every workspace starts with a header of SLOT0 32-bit words: word 0 is the ticket counter of the
 # functions that keep one, zero between calls. A reduce's blocks' slots and a scan's look-back
@@ -84,7 +96,7 @@ def words16(items: int, size: int) -> int:
     return items * size // 16 if (items * size) % 16 == 0 else 0
 
 
-def resident_tile(prim: str, op, block: int, items: int) -> bool:
+def resident_tile(prim: str, op: Operator, block: int, items: int) -> bool:
     """Whether a scan-family instance keeps its tile's inputs in shared memory from load to store:
     results written over the inputs (so of their type), whole 16-byte words a thread, for the
     segmented forms a bit an item in 32, and the staging within the static limit; one input."""
@@ -102,7 +114,7 @@ def resident_tile(prim: str, op, block: int, items: int) -> bool:
     return prim == Primitive.SEGREDUCE and op.acc_type.c == op.in_type.c and 16 % size == 0
 
 
-def _held_type(inst):
+def _held_type(inst: Instance) -> CType:
     """The type whose size sizes a thread's tile: a reduce's input; a scan's accumulator, or the
     key where that is wider (keys ride along)."""
     if inst.primitive == Primitive.REDUCE:
@@ -111,11 +123,11 @@ def _held_type(inst):
     return index if inst.heads == Heads.KEYS and index.size > inst.op.acc_type.size else inst.op.acc_type
 
 
-def _items_for(ty, thread_bytes: int) -> int:
+def _items_for(ty: CType, thread_bytes: int) -> int:
     return max(1, min(thread_bytes // 4, thread_bytes // ty.size))
 
 
-def items_problem(inst, items: int) -> str:
+def items_problem(inst: Instance, items: int) -> str:
     """Why `items` items a thread do not fit instance `inst` (its items ignored), or ''."""
     ty = _held_type(inst)
     if items < 1 or items > MAX_ITEMS:
@@ -140,7 +152,7 @@ def items_problem(inst, items: int) -> str:
     return ""
 
 
-def default_items(inst) -> int:
+def default_items(inst: Instance) -> int:
     """Items a thread when the spec gives none."""
     ty = _held_type(inst)
     if inst.primitive == Primitive.REDUCE:
@@ -178,7 +190,7 @@ class ReduceShape:
     fold_apart: bool  # captured into a graph, a fold kernel folds the blocks' totals (no ticket)
 
 
-def reduce_shape(inst) -> ReduceShape:
+def reduce_shape(inst: Instance) -> ReduceShape:
     op, size, ipt = inst.op, inst.op.in_type.size, inst.items
     striped = op.commutative
     if striped:
@@ -196,11 +208,9 @@ def reduce_shape(inst) -> ReduceShape:
     # ptxas aims at full occupancy's 32 registers and, to stay there, issues the second half of a
     # lane's 16-byte loads only after the first half is folded, a second memory round trip a tile
     min_blocks = inst.blocks_per_sm or max(1, TARGET.threads_per_sm // 2 // inst.block)
-    # Programmatic dependent launch (bench/NOTES.md), on inputs up to PDL_MAX_BYTES, where the
-    # launch is a large part of the call.  The commutative reduce lets the next kernel in at its
-    # start; the ordered one only once its blocks have folded their runs (at its start it was slower:
-    # the next call's early blocks took SMs this one needed), so the next call's blocks fill the
-    # SMs during the blocks' hand-off
+    # PDL on small inputs, where the launch is a large part of the call: the commutative reduce
+    # lets the next kernel in at its start, the ordered one once its blocks have folded their runs
+    # (bench/notes/tuning.md, "Programmatic dependent launch")
     pdl_max = PDL_MAX_BYTES if striped else ORDERED_PDL_MAX_BYTES
     return ReduceShape(
         inst.block,
@@ -231,12 +241,10 @@ class SegmentSpans:
 
     vec: int
     unroll: int
-    lanes: tuple  # ((largest average, lanes a segment), ...)
-    # ((largest average, threads a block, largest n, largest number of segments), ...) past the
-    # lanes, 0 for any n or number
-    blocks: tuple
+    lanes: tuple[SpanLanes, ...]  # a group of lanes a segment, by largest average
+    blocks: tuple[SpanBlock, ...]  # past the lanes, a block a segment (each with its limits, 0: none)
     max_n: int
-    shifts: tuple  # ((largest n, shift), ...): up to n, the average counts 2^shift times
+    shifts: tuple[SpanShift, ...]  # up to n, the average counts 2^shift times
     long_rounds: int
     min_blocks: int  # a group kernel's resident blocks an SM asked of the compiler (0: its choice)
     block: int  # a group kernel's threads
@@ -257,26 +265,38 @@ class SegmentSpans:
         return self.long_rounds * self.unroll * lanes * self.vec
 
     @property
-    def picks(self) -> tuple:
-        """The host's table in the order it is searched: ((largest average, kernel ("lanes32",
-        "block128", ...), threads a block, segments a block, largest n, largest number of segments),
-        ...) by average, an entry with either limit before one without at the same average (it is
-        passed over past its limits)."""
-        lanes = [(m, f"lanes{g}", self.block, self.block // g, 0, 0) for m, g in self.lanes]
-        blocks = [(m, f"block{b}", b, 1, n_most, s_most) for m, b, n_most, s_most in self.blocks]
-        return tuple(sorted(lanes + blocks, key=lambda e: (e[0], not (e[4] or e[5]))))
+    def picks(self) -> tuple[SpanPick, ...]:
+        """The host's table in the order it is searched: by average, an entry with either limit
+        before one without at the same average (it is passed over past its limits)."""
+        lanes = [SpanPick(e.most, f"lanes{e.lanes}", self.block, self.block // e.lanes) for e in self.lanes]
+        blocks = [SpanPick(e.most, f"block{e.threads}", e.threads, 1, e.max_n, e.max_segments) for e in self.blocks]
+        return tuple(sorted(lanes + blocks, key=lambda e: (e.most, not (e.max_n or e.max_segments))))
 
     @property
-    def limits(self) -> tuple:
+    def limits(self) -> tuple[tuple[str, str], ...]:
         """The host's tests of an entry's limits, for the fields some entry uses: ((field, what it
         bounds), ...)."""
-        fields = (("upto", "n", 2), ("segments", "n_segments", 3))
-        return tuple((f, v) for f, v, k in fields if any(e[k] for e in self.blocks))
+        used = (
+            ("upto", "n", any(e.max_n for e in self.blocks)),
+            ("segments", "n_segments", any(e.max_segments for e in self.blocks)),
+        )
+        return tuple((f, v) for f, v, some in used if some)
 
     @property
-    def block_threads(self) -> tuple:
+    def block_threads(self) -> tuple[int, ...]:
         """The block kernels' sizes, one kernel each."""
-        return tuple(sorted({e[1] for e in self.blocks}))
+        return tuple(sorted({e.threads for e in self.blocks}))
+
+
+class SpanPick(NamedTuple):
+    """An entry of the host's table of span kernels (SegmentSpans.picks)."""
+
+    most: int  # largest average
+    kernel: str  # the kernel's suffix: "lanes32", "block128", ...
+    threads: int  # threads a block
+    per_block: int  # segments a block
+    max_n: int = 0  # largest n (0: any)
+    max_segments: int = 0  # largest number of segments (0: any)
 
 
 @dataclass(frozen=True)
@@ -298,7 +318,7 @@ class ScanShape:
     pdl: bool  # launches with programmatic dependent launch
     pdl_max_bytes: int = 0  # ... only up to this many input bytes (0: at any size)
     one_launch_totals: int = 0  # segments by offsets: one launch up to block x this many tiles
-    seg_spans: SegmentSpans = None  # segments by offsets: a group or a block a segment, by average length
+    seg_spans: SegmentSpans | None = None  # segments by offsets: a group or a block a segment, by average length
     by_block_min: int = 0  # a one-pass scan: tiles in blockIdx order from this many (where all fit at once)
     early_min: int = 0  # ... and from this many, blockIdx order with the tiles loaded early (0: never)
 
@@ -308,7 +328,7 @@ class ScanShape:
         return self.block * self.items
 
 
-def scan_shape(inst) -> ScanShape:
+def scan_shape(inst: Instance) -> ScanShape:
     """A scan tile: lane-blocked items, staged through shared memory where 16-byte words fit."""
     op, ipt, warps = inst.op, inst.items, inst.block // 32
     vin = words16(ipt, op.in_type.size)
@@ -326,35 +346,11 @@ def scan_shape(inst) -> ScanShape:
     if not resident and stage * 16 * warps > STAGE_LIMIT - tile_smem:
         vin = vout = vflag = vkey = stage = 0
     chunk = size // math.gcd(size, 16)
-    if resident:
-        # as many blocks as shared memory holds (1 KB a block is the system's), leaving each
-        # thread registers for a few accumulators (and, keyed, for its run of keys: at 32
-        # registers a 256 x 28 keyed tile spills and runs at 0.75 of copy, at 40 at 0.90; by
-        # offsets, for its 64-bit segment bounds: 256 x 8 spilled at 32)
-        smem = warps * stage * 16 + 2 * warps * inst.tile_op.acc_type.size + 64
-        regs = 24 + 4 * inst.tile_op.acc_type.words + (8 if inst.heads in (Heads.KEYS, Heads.OFFSETS) else 0)
-        min_blocks = min(
-            TARGET.blocks_per_sm,
-            TARGET.threads_per_sm // inst.block,
-            TARGET.smem_per_sm // (smem + 1024),
-            TARGET.regs_per_sm // (inst.block * regs),
-        )
-    elif inst.tile_op.acc_type.words <= 2:
-        # narrow totals: ask for 3/4 of the SM's threads resident (register cap), which hides the
-        # look-back's latency; wide ones would spill, so the compiler chooses.  No more blocks than
-        # leave a thread registers for its items (and their head bits) past 24 of its own: under
-        # the cap, 36 keyed items spilled 2 KB a thread (40 registers; 108-112 without spills)
-        held = 24 + ipt * (inst.tile_op.acc_type.words + (1 if inst.heads else 0))
-        min_blocks = min(TARGET.blocks_per_sm, TARGET.threads_per_sm * 3 // 4 // inst.block)
-        min_blocks = max(1, min(min_blocks, TARGET.regs_per_sm // (inst.block * held)))
-    else:
-        min_blocks = 0
+    min_blocks = _scan_min_blocks(inst, resident, stage)
     pad = stage != 32 * vin
-    # a warp's run of results, where it lies in shared memory as in global memory (no pad), is
-    # stored by one bulk copy (TMA, sm_90): 1.7% faster for a 4-byte scan at 2^28.  Not for
-    # accumulators wider than 8 bytes: there ptxas spilled under the register cap and the 2x2
-    # matrix scan ran 3% slower (bench/results/h100-2026-11-23-ab-bulk2.txt).  A segmented reduce
-    # by offsets stores no tile.
+    # a warp's run of results, laid out in shared memory as in global memory (no pad), is stored
+    # by one bulk copy (TMA, sm_90); not for accumulators wider than 8 bytes, which spilled
+    # (h100-2026-11-23-ab-bulk2.txt); a segmented reduce by offsets stores no tile
     bulk_store = resident and not pad and inst.heads != Heads.OFFSETS and inst.tile_op.acc_type.words <= 2
     return ScanShape(
         inst.block,
@@ -381,110 +377,30 @@ def scan_shape(inst) -> ScanShape:
     )
 
 
-# A segmented reduce by offsets of up to SEGMENT_SPAN_MAX_N elements whose segments average at
-# most the last SEGMENT_SPAN_BLOCKS bound takes spans instead of tiles: a group of lanes a segment,
-# as many as SEGMENT_SPAN_LANES gives for the average (a lane a segment up to 11 elements, a warp
-# from 192), then a block a segment (SEGMENT_SPAN_BLOCKS); no search and no carry across tiles.  A
-# lane loads SEGMENT_SPAN_BYTES of words before it folds any; a group's segment longer than
-# SEGMENT_SPAN_LONG of its rounds takes the block's threads together.  H100, f32 sums
-# (bench/trace/segspans.cu: hand-written kernels of the same form beside the generated function
-# and CUB, bench/results/h100-2026-11-24-segspans.txt), per call at 2^24 against the tiles: averages
-# 2 / 8 / 128 / 1000 / 4096 / 16384 in 69 / 37 / 33 / 25 / 24 / 26 us against 96 / 69 / 55 / 45 /
-# 41 / 38 (CUB 9043 / 2440 / 170 / 36 / 27 / 32); from a graph at 2^20 averaging 1000 / 4096 2.29 /
-# 2.68 us against CUB's 2.56 / 3.29 (tiles 3.5 / 6.7).  Few and long segments keep the tiles, which
-# split any lengths evenly (one segment of n).
-# The pick sees only the average: up to SEGMENT_SPAN_SPLIT_N elements one very long segment among
-# short ones is folded by one block, as in CUB's block a segment (a review, 2^22 elements: one
-# segment of 2^22 - 65535 among 65535 empty ones 919 us against 107 in tiles).  Past it, the kernels
-# leave every segment longer than a chunk of SEGMENT_SPAN_CHUNK_BYTES to a second kernel (the
-# split: a block a chunk's piece, at most SEGMENT_SPAN_SPLIT_GRID blocks of SEGMENT_SPAN_SPLIT_BLOCK,
-# the last block of a segment folding its pieces in order), so that no block folds more than a chunk.
-# With the split the spans run at every size (bench/results/h100-2026-11-24-segsplit.txt, per call
-# against CUB): at 2^24 averages 1000 / 4096 / 16384 1.32 / 1.02 / 1.06x (the tiles: 0.82 / 0.67 /
-# 0.83x) and power-law lengths 1.67x; at 2^28 1.43 / 1.02 / 1.03x and power law 1.01x (tiles 0.92x);
-# one segment of n/2 among 1..16 at 2^28 in 541 us.  The split from 2^15 elements instead cost about 2
-# us a call at 2^16-2^20 (graph: averages 256-4096 at 2^20 0.60-0.99x CUB), though it took one segment
-# of n/2 at 2^20 from 108 us (CUB: 112) to 13.6.
-SEGMENT_SPAN_LANES = ((11, 1), (23, 2), (47, 4), (95, 8), (191, 16), (767, 32))
-# A block a segment: (largest average, threads a block[, largest n[, largest number of segments]]),
-# an entry passed over past either limit (0: none), and searched before an entry of the same
-# average without them.  A warp a segment, alone in its block, on small inputs: from a graph, cold
-# (bench/results/h100-2026-11-25-fold-apart.txt), averages 128 at 2^16 (497 segments, counted 8x:
-# 1048) took 1.83-1.85 us against 2.20 in blocks of 128 (CUB 2.14) and 2.13 in blocks of 64, but at
-# 2^12 (32 segments) 1.65 against 1.50 (CUB 1.89); past 2^16 it lost: averages 256 at 2^18 2.49
-# against 2.44, and at 2^24 averaging 1000 (16796 segments, where 32 blocks of 32 threads fill an
-# SM only half) 30.5 us a call against 27.8.  It also takes the counted averages of a warp of lanes
-# (192-767) up to 2^17 where the segments are at most 1024 (bench/results/h100-2026-11-27-warp-alone.txt,
-# cold, from a graph, against eight warps to a block of 256): averages 128 at 2^17 (1008 segments)
-# 2.65 -> 2.21 us (CUB 2.38), averages 32 and 64 at 2^13-2^15 (138-523 segments) 1.98-2.07 ->
-# 1.69-1.76; with 2048 segments it lost (averages 32 at 2^16 2.22 -> 2.71, 64 at 2^17 2.25 -> 2.69),
-# and at 1024-1028 segments of averages 32-64 it was within 6% either way
-SEGMENT_SPAN_BLOCKS = ((767, 32, 1 << 17, 1024), (1535, 32, 1 << 16), (2047, 128), (8191, 256), (32767, 512))
-SEGMENT_SPAN_MAX_N = 1 << 40
-SEGMENT_SPAN_SPLIT_N = 1 << 22
-SEGMENT_SPAN_CHUNK_BYTES = 128 << 10
-SEGMENT_SPAN_SPLIT_BLOCK = 512
-SEGMENT_SPAN_SPLIT_GRID = 1024
-# Past the split's size, segments averaging less than this keep the tiles: all of length 1 at 2^28
-# took 2075 us by a lane a segment against 1554 in tiles, while 1..16 took 527 against 603
-SEGMENT_SPAN_MIN_AVG = 2
-# The span kernels launch with PDL only past this many elements (0: always).  Measured on inputs
-# hot in L2 (bench/results/h100-2026-11-24-segspans-pdl.txt), PDL at 2^16 took averages 16 / 64 /
-# 128 / 256 / 1000 to 2.70 / 2.71 / 2.17 / 2.27 / 2.27 us from a graph against 1.83 / 1.78 / 1.91 /
-# 1.78 / 1.78 without, so it began past 2^17.  On cold inputs (the benchmark's rows since 723f517,
-# bench/results/h100-2026-11-25-segmented-cold.txt) it saves 0.15-0.35 us a call from 2^12 to 2^16
-# (averages 128 at 2^12 1.95 -> 1.68 us, CUB 1.89; power-law lengths at 2^14 2.96 -> 2.64), except
-# segments of 1..16 at 2^14 / 2^16 (2.26 / 2.43 -> 2.47 / 3.02 us, still 1.4x / 3.3x CUB); at 2^20
-# it saves 0.2-0.4 us (avg16 3.54 against 3.90)
-SEGMENT_SPAN_PDL_MIN_N = 0
-# Up to these many elements (a lane-group kernel, a block kernel) a span kernel waits for the kernel
-# before it without letting the next one in at its start: the next is scheduled as its blocks
-# finish, instead of its blocks sitting on the SMs beside this call's, waiting.  The block kernels
-# whose blocks are few (those that prefetch, below, and the block of one warp) let it in at the
-# start there too.  H100, from a graph against CUB, letting it in at every span kernel's start ->
-# this (bench/results/h100-2026-11-25-span-wait.txt, section 6): hot, averages 1000 at 2^16 / 2^18
-# 2.07 / 2.40 -> 1.38 / 1.60 us (CUB 2.00 / 2.06), averages 128 at 2^18 2.35 -> 1.67 (2.97), 1..16 at
-# 2^16 2.30 -> 1.54; cold, averages 1000 at 2^18 2.79 -> 2.33 (3.46), 1..16 at 2^16 / 2^18 3.04 /
-# 3.25 -> 2.29 / 2.68.  Every span kernel waiting cost the few-block rows (section 1: power-law
-# lengths at 2^14 / 2^16 / 2^18, cold, 2.12 / 5.39 / 6.73 -> 2.24 / 5.50 / 6.96 us) and the warp a
-# segment (averages 128 at 2^16, cold, 1.81 -> 1.96).  Waiting past 2^18 cost the group kernels
-# 0.4-0.5 us cold at 2^19 (section 2: averages 16 3.19 -> 3.67, 256 3.66 -> 4.11), and any kernel
-# 0.3-0.6 us cold at 2^20 (averages 1000 3.42 -> 3.96); the block kernels waiting up to 2^19 took
-# averages 1000 there from 2.94 to 1.98 us hot (CUB 2.41) for 3.12 -> 3.46 cold on averages 4096
-# (CUB 5.11; section 3)
-SEGMENT_SPAN_WAIT_N = (1 << 18, 1 << 19)
-# Up to this many input bytes, and where a block a segment makes at most SEGMENT_SPAN_PREFETCH_BLOCKS
-# blocks, the span kernels first ask L2 for the whole input, each block an even share of its lines
-# (a prefetch), while they load their segments' offsets: a long segment's block then loads from L2
-# rather than taking round trip after round trip to memory.  From a graph, cold, on the H100
-# (bench/trace/seg_ab.sh --only segsizes, bench/results/h100-2026-11-25-fold-apart.txt): power-law
-# lengths 7.88 -> 5.40 us at 2^16 (20 segments), 9.96 -> 6.75 at 2^18 (46), 2.65 -> 2.13 at 2^14,
-# 2.10 -> 1.89 at 2^12; averages 1000 1.77 -> 1.54 at 2^12 (7 segments), 1.92 -> 1.71 at 2^14 (19);
-# averages 128 at 2^12 (32) 1.69 -> 1.50.  With more blocks it cost (every block a prefetch, a
-# first version): averages 128 at 2^14 (129 segments) 1.81 -> 2.25 and at 2^16 (497) 2.29 -> 2.50,
-# averages 1000 at 2^16 (73) 2.08 -> 2.20; in the lane-group kernels mixed (1..16: 2^12 and 2^18
-# faster, 2^14 and 2^16 slower), so they never prefetch.  One prefetch.global.L2 a line; a bulk
-# prefetch of each block's share (cp.async.bulk.prefetch.L2) was 2-8% slower
-SEGMENT_SPAN_PREFETCH_BYTES = 4 << 20
-SEGMENT_SPAN_PREFETCH_BLOCKS = 64
-# On small inputs a segment takes more lanes than its average asks (the GPU is short of work, and a
-# group's rounds are round trips one after another): up to n, the average counts 2^shift times.
-# From a graph against CUB (bench/trace/seg_ab.sh, bench/results/h100-2026-11-25-span-shifts.txt),
-# 8x up to 2^14 took averages 128 at 2^12 from 0.82x to 0.96x and power-law lengths from 0.96x to
-# 1.02-1.03x; 4x up to 2^18 (was 2^17) every average of the benchmark's inputs at 2^18 as fast or
-# faster (256: 0.60x -> 0.97x, 1000: 0.83x -> 0.87x, 16: 5.1x -> 6.4x), though on another input
-# averaging 1000 (bench/trace/sweep.sh B) the block of 256 it now takes ran 2.36 us against 2.20 for
-# the block of 128; 4x at 2^20 was slower (averages 16 / 32 / 64 / 256 by 1.6-2.3 us, 1000 by 0.3),
-# and 2^19 was not measured with 4x.  Then, cold (the file above), 8x up to 2^16 (was 2^14) took
-# averages 128 at 2^16 from 2.47 to 2.30 us (CUB 2.13), 1000 / 256 / 4096 / power law as fast or
-# faster; 16x there was slower (2.40).  Measured on f32 sums; it applies to every segmented reduce
-SEGMENT_SPAN_SHIFTS = ((1 << 16, 3), (1 << 18, 2), (1 << 21, 1))
-SEGMENT_SPAN_BYTES = 32
-SEGMENT_SPAN_LONG = 4
-SEGMENT_SPAN_BLOCK = 256  # a group kernel's threads
+def _scan_min_blocks(inst: Instance, resident: bool, stage: int) -> int:
+    """Resident blocks an SM to ask of the compiler for a scan tile (0: its choice)."""
+    warps, acc = inst.block // 32, inst.tile_op.acc_type
+    if resident:
+        # as many blocks as shared memory holds (1 KB a block is the system's), leaving each thread
+        # registers for a few accumulators, and keyed or by offsets for its keys or 64-bit bounds
+        smem = warps * stage * 16 + 2 * warps * acc.size + 64
+        regs = 24 + 4 * acc.words + (8 if inst.heads in (Heads.KEYS, Heads.OFFSETS) else 0)
+        return min(
+            TARGET.blocks_per_sm,
+            TARGET.threads_per_sm // inst.block,
+            TARGET.smem_per_sm // (smem + 1024),
+            TARGET.regs_per_sm // (inst.block * regs),
+        )
+    if acc.words > 2:  # wide totals would spill under a register cap: the compiler chooses
+        return 0
+    # narrow totals: 3/4 of the SM's threads (hides the look-back's latency), but no more blocks
+    # than leave a thread registers for its items and their head bits past 24 of its own
+    held = 24 + inst.items * (acc.words + (1 if inst.heads else 0))
+    min_blocks = min(TARGET.blocks_per_sm, TARGET.threads_per_sm * 3 // 4 // inst.block)
+    return max(1, min(min_blocks, TARGET.regs_per_sm // (inst.block * held)))
 
 
-def segment_spans(op):
+def segment_spans(op: Operator) -> SegmentSpans | None:
     """The spans form of a segmented reduce by offsets of `op` (None for operators of several
     inputs: their tiles only)."""
     if op.inputs:
@@ -492,20 +408,16 @@ def segment_spans(op):
     size = op.in_type.size
     vec = 16 // size if size in (1, 2, 4, 8) else 1
     unroll = max(1, min(8, SEGMENT_SPAN_BYTES // (vec * size)))
-    # the entries at any n ascend by average, the blocks' past the lanes', and the last block entry
-    # takes what is left at any n
-    bounds = [e[0] for e in SEGMENT_SPAN_LANES + SEGMENT_SPAN_BLOCKS if not any(e[2:])]
-    assert bounds == sorted(bounds) and not any(SEGMENT_SPAN_BLOCKS[-1][2:]), "SEGMENT_SPAN tables"
-    assert SEGMENT_SPAN_BLOCKS[-1][0] == max(e[0] for e in SEGMENT_SPAN_BLOCKS), "SEGMENT_SPAN tables"
+    _check_span_tables()
     # a power of two, and never shorter than what a group leaves to its block (a longer segment a
     # group folded would go unmarked); 128 KiB of elements where that is longer
-    longest = SEGMENT_SPAN_LONG * unroll * SEGMENT_SPAN_LANES[-1][1] * vec
+    longest = SEGMENT_SPAN_LONG * unroll * SEGMENT_SPAN_LANES[-1].lanes * vec
     chunk = 1 << max((SEGMENT_SPAN_CHUNK_BYTES // size).bit_length() - 1, (longest - 1).bit_length())
     return SegmentSpans(
         vec,
         unroll,
         SEGMENT_SPAN_LANES,
-        tuple((*e, 0, 0)[:4] for e in SEGMENT_SPAN_BLOCKS),
+        SEGMENT_SPAN_BLOCKS,
         max_n=SEGMENT_SPAN_MAX_N,
         shifts=SEGMENT_SPAN_SHIFTS,
         long_rounds=SEGMENT_SPAN_LONG,
@@ -521,115 +433,39 @@ def segment_spans(op):
         pdl_min_n=SEGMENT_SPAN_PDL_MIN_N,
         prefetch_n=SEGMENT_SPAN_PREFETCH_BYTES // size,
         prefetch_blocks=SEGMENT_SPAN_PREFETCH_BLOCKS,
-        wait_n=SEGMENT_SPAN_WAIT_N[0],
-        block_wait_n=SEGMENT_SPAN_WAIT_N[1],
+        wait_n=SEGMENT_SPAN_WAIT_N.groups,
+        block_wait_n=SEGMENT_SPAN_WAIT_N.blocks,
     )
 
 
-# A one-pass scan takes its tiles in blockIdx order, with no ticket (an atomic on one counter that
-# every tile waits on), where they are at least this many and all fit on the GPU at once (the host
-# asks the occupancy API once a device); otherwise in ticket order, the order blocks really start.
-# Measured on the H100, hot, from a graph (bench/results/h100-2026-11-25-key-heads.txt): the scan by
-# key in 256 x 16 tiles took 10.37 us at 512 tiles against 11.89 by ticket, 8.06 against 8.60 at 256,
-# 6.62 against 6.94 at 128; but by ticket 3.92 against 4.09 at 8 tiles, and with blockIdx order
-# from 1 tile on the benchmark's scan by key at 2^14 (16 tiles) ran at 0.91 of ticket order and at
-# 2^17 (32 tiles) at 1.00-1.02 of before, against 1.04-1.05 by ticket.  A compromise: the sweep had
-# blockIdx order ahead at 32-96 tiles too (4.38 / 5.68 / 6.15 us against 4.53 / 5.87 / 6.68).
-BY_BLOCK_MIN_TILES = 128
-# A plain scan's resident tiles (16-byte cp.async.cg loads, through L2) in blockIdx order load
-# early: the launch before the tile kernel is the call's own clear of the look-back's slots, which
-# under programmatic dependent launch lets the tile kernel in only once the work before the call
-# has finished, so a whole tile's loads go out before the kernel waits for the clear, and their
-# latency overlaps it.  They take blockIdx order from this many tiles (where all fit at once).
-# The clear waits for the work before the call and only then lets the tile kernel in (until then
-# it let it in at once, and the tile kernel waited on the GPU for both).  H100, cold, from a graph
-# against CUB, before -> after (bench/trace/seg_ab.sh, bench/results/h100-2026-11-25-early-loads.txt):
-# the f32 scan 0.96x -> 1.18x at 2^13, 0.96x -> 1.15x at 2^14, 0.94x -> 1.10x at 2^15, 0.99x ->
-# 1.06x at 2^16, 1.07x -> 1.11x at 2^17, 0.96x -> 0.99x at 2^18, 1.01x -> 1.07x at 2^20; the 2x2
-# matrix scans 1.01-1.42x -> 1.15-1.68x at 2^12-2^18.  The clear's new order alone, early loads
-# from 128 tiles, took 2^13-2^15 to 1.02-1.08x.  Register tiles and segmented reduces keep ticket
-# order below BY_BLOCK_MIN_TILES and wait first.  Where the tiles will not load early (more than fit
-# at once, unaligned data), the clear lets them in at once.
-# The same for segmented scans by flags or keys (their heads load by __ldcg, through L2, where they
-# load early).  The scan by key from a graph against Thrust, before -> after (same file, section 11):
-# cold 1.18x -> 1.39x at 2^14, 1.27x -> 1.38x at 2^16, 1.17x -> 1.29x at 2^17, unchanged at 2^18-2^19,
-# 1.07x -> 1.05x at 2^20 (128 tiles of 1024 threads: resident early, they had started sooner);
-# hot 1.21x -> 1.28x at 2^14, 1.02x -> 1.13x at 2^17, 0.95x -> 0.93x at 2^20.  From 128 tiles only:
-# 1.19-1.25x at 2^14-2^16
-EARLY_MIN_TILES = 2
+def _check_span_tables() -> None:
+    """The entries without limits ascend by average, the blocks' past the lanes', and the last
+    block entry, the largest average, has no limits (it takes what is left at any n)."""
+    last = SEGMENT_SPAN_BLOCKS[-1]
+    bounds = [e.most for e in SEGMENT_SPAN_LANES] + [e.most for e in SEGMENT_SPAN_BLOCKS if not _limited(e)]
+    assert bounds == sorted(bounds) and not _limited(last), "SEGMENT_SPAN tables"
+    assert last.most == max(e.most for e in SEGMENT_SPAN_BLOCKS), "SEGMENT_SPAN tables"
+
+
+def _limited(e: SpanBlock) -> bool:
+    """Whether a block entry is passed over past a largest n or number of segments."""
+    return bool(e.max_n or e.max_segments)
 
 
 # ---- shapes by size: where a scan's default tile leaves the GPU short of work
 
-# A plain scan of 4-byte elements (and accumulators) in its default shape (256 x 36, resident)
-# takes other tiles for other sizes of n, picked at run time: (largest n, block, items), the first
-# that holds n; past the last, the default.  Measured on the H100 against
-# CUB's scan, replayed from a CUDA graph (bench --only variants, 2026-11-24,
-# bench/results/h100-2026-11-24-scan-sizes.txt): 256 x 16 at 2^12 1.68x (default 1.16x); 256 x 8
-# at 2^14 / 2^16 0.96x / 0.99x (default 0.76x / 0.80x); the default from 2^18 (0.96x) to 2^20
-# (0.98x); 256 x 16 at 2^22 per call 1.06x (default 0.95x); the default from 2^24 (1.11-1.15x).
-# Once tiles went in blockIdx order from BY_BLOCK_MIN_TILES, smaller tiles won between 2^17 and
-# 2^21 (`assocgen tune`, cold, then bench --only medium before/after in one run, 2026-11-25,
-# bench/results/h100-2026-11-25-scan-table.txt): from a graph against CUB 256 x 16 at 2^17 1.03-1.04x
-# (256 x 8: 0.96x), 256 x 8 at 2^19 1.03-1.04x (the default: 0.98-0.99x), 128 x 36 at 2^20
-# 1.01-1.02x (the default: 0.94x) and per call at 2^21 1.16-1.17x (1.13-1.14x); at 2^18 every
-# candidate was within 2% (256 x 8 and the default both 0.96x).
-SCAN_SIZE_SHAPES = (
-    (1 << 13, 256, 16),
-    (1 << 16, 256, 8),
-    (1 << 17, 256, 16),
-    (1 << 19, 256, 8),
-    (1 << 21, 128, 36),
-    (1 << 22, 256, 16),
-)
+
+class TunedShape(NamedTuple):
+    """A shape a tuning file gives an instance (tunefile.read): up to `upto` elements (None: every
+    larger n), blocks of `block` threads by `items` items, `blocks_per_sm` asked (0: chosen here)."""
+
+    upto: int | None
+    block: int
+    items: int
+    blocks_per_sm: int = 0
 
 
-# A segmented reduce by offsets of 4-byte elements (and accumulators) takes 256 x 8 tiles up to
-# 2^21 elements, in one launch there (bench --only segvariants, 2026-11-24): from a CUDA graph at
-# 2^20, 7.0 us against 8.5 in the default 256 x 32 with segments averaging 1000, 5.3 against 7.0
-# with one segment, 6.0 against 6.6 power-law, 10.9 against 13.4 with 1..16; at 2^16 4.5 against
-# 5.2 (averaging 1000) and 3.6 against 4.3 (one).  Past 2^21 its tiles pass one launch's count.
-SEGMENT_SIZE_SHAPES = ((1 << 21, 256, 8),)
-# A segmented scan (flags or keys) of 4-byte elements takes 256 x 16 tiles up to 2^21 elements, more
-# tiles where the default 256 x 28 leaves the GPU short of work (bench/results/
-# h100-2026-11-24-segscan-sizes.txt, by keys, cold): at 2^20 from a graph 9.34 us against 11.8
-# (Thrust 7.8), per call 0.95-0.97x Thrust against 0.89x; 256 x 8 took 9.5, 256 x 4 11.5.  Up to
-# 2^17, 512 x 8: `assocgen tune` on the H100, timing hot, picked it (or 256 x 8, 128 x 8 within
-# noise) at 2^12 and 2^16 by keys, 1.13-1.16x the 256 x 16 from a graph, and kept 256 x 16 from 2^18
-# (bench/results/h100-2026-11-25-segscan-tuned.txt); timing cold it took 512 x 8 at 2^18 and 2^20
-# too (1.06-1.10x).  Up to 2^20 since: hot, from a graph, it is ahead of 256 x 16 at every tile count
-# of bench/trace/sweep.sh from 1 to 256 (6.17 / 6.46 / 7.17 / 7.76 / 9.16 us against 6.66 / 6.84 /
-# 7.82 / 8.69 / 9.28 at 48 / 64 / 128 / 192 / 256 tiles), and the benchmark's scan by key went 1.08x
-# at 2^18 and 2^19 (0.77-0.79x -> 0.83-0.88x Thrust) and 1.03x at 2^20 (0.78x -> 0.80x; bench --only
-# medium, bench/results/h100-2026-11-25-lookback-sweep.txt).  Between 2^13 and 2^15, 256 x 4 (tiles
-# of 1024): 3.58 / 3.49 us at 2^14 / 2^15 in the sweep against 4.45 / 4.52 for 512 x 8 (2.74 against
-# 3.38 at 2^12, where 512 x 8 stays), and the benchmark's scan by key at 2^14 1.26-1.30x from a graph
-# (0.95-0.96x -> 1.21-1.25x Thrust).  Since the keys' head bits merge without a slow path and tiles
-# that all fit at once go in blockIdx order, the sweep (hot, from a graph, against Thrust; bench/
-# results/h100-2026-11-25-key-heads.txt) puts 256 x 16 within 1-2% of 512 x 8 at 1 and 16 tiles of
-# 4096 (in the benchmark, from a graph, 1.03x at 2^12 but 0.94-0.98x at 2^16, where 512 x 8 stays)
-# and ahead at 32 (4.38 against 4.52 us), 1024 x 8 ahead at 48-64 (5.36-5.38; 512 x 8 5.67-
-# 5.82, Thrust 5.19-5.29) and at 256 (7.70 against 7.99, Thrust 7.27), 1024 x 4 at 96-128 (6.03 /
-# 6.37 against 6.34 / 6.81 for 1024 x 8, Thrust 5.63 / 6.16), and 256 x 16 at 512 (10.37; 512 x 8,
-# too many tiles to fit at once there, 13.39; Thrust 13.14).  Measured on the f32 sum by i32 keys; it
-# applies to every 4-byte segmented scan, by flags or keys, inclusive or exclusive.  The sweep ran
-# every count in blockIdx order; the shapes of 2^17 and 2^18 (32 tiles) run by ticket.  At 2^16,
-# 256 x 8 (32 tiles by ticket) then beat 512 x 8 by 1.07-1.10x from a graph in the benchmark
-# (bench --only segsizes before/after, bench/results/h100-2026-11-25-scan-table.txt: 1.12-1.15x
-# -> 1.21-1.23x Thrust), as the hot tuner said (1.08x)
-SEGSCAN_SIZE_SHAPES = (
-    (1 << 13, 256, 16),
-    (1 << 15, 256, 4),
-    (1 << 16, 256, 8),
-    (1 << 17, 256, 16),
-    (1 << 18, 1024, 8),
-    (1 << 19, 1024, 4),
-    (1 << 20, 1024, 8),
-    (1 << 21, 256, 16),
-)
-
-
-def size_shapes(inst) -> list:
+def size_shapes(inst: Instance) -> list[tuple[int | None, Instance]]:
     """[(largest n or None for the rest, Instance)]: the shapes of `inst` by the size of its input,
     or [] where it keeps one shape (its shape given by the spec, or a form not measured here)."""
     if not getattr(inst, "sized", False):  # a shape the spec gave, or another family
@@ -638,11 +474,13 @@ def size_shapes(inst) -> list:
         if len(inst.shapes) == 1:
             return []
         base = replace(inst, shapes=())
-        return [(upto, replace(base, block=b, items=t, blocks_per_sm=m)) for upto, b, t, m in inst.shapes]
+        return [
+            (s.upto, replace(base, block=s.block, items=s.items, blocks_per_sm=s.blocks_per_sm)) for s in inst.shapes
+        ]
     op = inst.op
     if op.inputs or not op.in_type.size == op.acc_type.size == op.out_type.size == 4:
         return []
-    table = {
+    table = {  # read at each call: a test may put other tables in this module
         Primitive.SCAN: SCAN_SIZE_SHAPES,
         Primitive.EXSCAN: SCAN_SIZE_SHAPES,
         Primitive.SEGREDUCE: SEGMENT_SIZE_SHAPES,
@@ -651,9 +489,7 @@ def size_shapes(inst) -> list:
     }.get(inst.primitive)
     if table is None:
         return []
-    out = []
-    for upto, block, items in table:
-        out.append((upto, replace(inst, block=block, items=items)))
+    out: list[tuple[int | None, Instance]] = [(s.upto, replace(inst, block=s.block, items=s.items)) for s in table]
     return out + [(None, inst)]
 
 
@@ -665,7 +501,7 @@ TUNE_BLOCKS = (128, 256, 512, 1024)
 TUNE_THREAD_BYTES = {"reduce": (16, 32, 64, 128), "scan": (32, 64, 96, 128, 144)}
 
 
-def tune_candidates(inst) -> list:
+def tune_candidates(inst: Instance) -> list[Instance]:
     """The shapes `assocgen tune` measures for `inst`: the built-in ones first (each shape of
     size_shapes, or the instance's own), then blocks of TUNE_BLOCKS threads by tiles of
     TUNE_THREAD_BYTES bytes a thread, and the large-n shape asking the compiler for full occupancy.
@@ -691,7 +527,7 @@ def tune_candidates(inst) -> list:
     return kept
 
 
-def _unstaged(inst) -> bool:
+def _unstaged(inst: Instance) -> bool:
     """Whether a scan-family shape loads its whole 16-byte words one thread's run at a time (its
     staging does not fit in STAGE_LIMIT, nor is the tile resident): right, but 3-7x slower than a
     staged tile on the H100 (`assocgen tune`, 512 x 24 and 1024 x 16 floats), so not worth a
@@ -705,19 +541,13 @@ def _unstaged(inst) -> bool:
 # ---- transposes: the tile, the threads that move it, and the shared-memory remedy
 
 TRANSPOSE_SMEM_LIMIT = 40 * 1024  # static shared memory a transpose's tile may take
-TRANSPOSE_ROWS = 8  # warps a block (the seeds' BLOCK_ROWS: a 32 x 8 block measured best)
-# measured on the H100 (bench/NOTES.md): 4-byte elements move fastest in tiles of 64 x 64 with 16
-# warps (8192^2 floats at 0.972 of a copy, against 0.897 with the seeds' 32 x 32 and 8 warps),
-# 16-byte ones in 32 x 32 with 16 warps (4096^2 at 0.977, against 0.959 with 8), 3-byte ones in
-# 32 x 32 with 4 warps (8192^2 at 0.666, against 0.487 with 8 and 0.648 in 64 x 64 with 8)
-TRANSPOSE_DEFAULTS = {3: (32, 4), 4: (64, 16), 16: (32, 16)}  # element size: (tile, rows)
 TRANSPOSE_REMEDIES = ("pad", "swizzle", "none")
 
 
 class ShapeError(ValueError):
     """A shape that cannot be made: the spec key to blame and the problem."""
 
-    def __init__(self, key: str, problem: str):
+    def __init__(self, key: str, problem: str) -> None:
         self.key, self.problem = key, problem
         super().__init__(problem)
 
@@ -781,7 +611,7 @@ def _naive_shape(size: int, unit: int, per_elem: int, tile: int, rows: int, reme
     return TransposeShape(size, tile, rows, "none", unit, 1, per_elem, 0, 0, 0, 0, naive=True)
 
 
-def _transpose_units(size: int):
+def _transpose_units(size: int) -> tuple[int, int, int]:
     if size in (1, 2):
         return 4, 4 // size, 1
     if size % 4 == 0:
@@ -801,27 +631,7 @@ def transpose_shape(size: int, tile: int = 0, rows: int = 0, remedy: str = "", n
     remedy = remedy or ("swizzle" if per_word > 1 else "pad")
     if remedy not in TRANSPOSE_REMEDIES:
         raise ShapeError("remedy", f"{remedy!r} is not one of: {', '.join(TRANSPOSE_REMEDIES)}")
-    if per_word > 1:
-        # a tile row is one word a lane of a warp: 32 words, so 32 * per_word elements
-        want = 32 * per_word
-        if tile and tile != want:
-            raise ShapeError("tile", f"elements of {size} bytes move in tiles of {want} (a word a lane), not {tile}")
-        tile = want
-        if remedy == "pad":
-            raise ShapeError(
-                "remedy",
-                f"elements of {size} bytes are gathered {per_word} to a word, and a padded tile puts the "
-                f"{per_word} rows of a word on one bank: use remedy = 'swizzle' (or 'none')",
-            )
-    elif not tile and size in TRANSPOSE_DEFAULTS:
-        tile = TRANSPOSE_DEFAULTS[size][0]
-        rows = rows or TRANSPOSE_DEFAULTS[size][1]
-    elif not tile:
-        tile = 32
-        while tile > 1 and tile * (tile * per_elem + 32) * unit > TRANSPOSE_SMEM_LIMIT:
-            tile //= 2
-    if tile & (tile - 1) or not 1 <= tile <= 128:
-        raise ShapeError("tile", f"{tile} is not a power of two in 1..128")
+    tile, rows = _transpose_tile(size, tile, rows, remedy)
     groups = tile // per_word
     rows = rows or min(TRANSPOSE_ROWS, groups)
     if rows & (rows - 1) or not 1 <= rows <= 32:
@@ -831,26 +641,7 @@ def transpose_shape(size: int, tile: int = 0, rows: int = 0, remedy: str = "", n
         raise ShapeError("rows", f"{rows} is more than the tile's {groups} rows of {what}")
     row_units = tile * per_elem // per_word if per_word > 1 else tile * per_elem
     words = unit == 1 and row_units % 4 == 0
-    swizzle_rows = 0
-    if remedy == "swizzle":
-        if unit != 4 or 32 % per_elem or row_units % 32:
-            raise ShapeError(
-                "remedy",
-                f"an XOR swizzle needs rows of whole 32-word lines and elements of 4, 8, 16, ... 128 bytes "
-                f"(or 1 and 2): {size} bytes in tiles of {tile} is not one: use remedy = 'pad'",
-            )
-        swizzle_rows = 32 // per_elem
-        stride = row_units
-    elif remedy == "pad" and words:
-        # a byte tile moved as words: rows an odd number of words apart, so that the words of
-        # 32 successive rows fall on distinct banks
-        stride = 4 * (row_units // 4 | 1)
-    elif remedy == "pad":
-        # one element's units more a row (the seeds' TILE_DIM + 1): the rows of a column then start
-        # on successive banks; with words, rows `per_elem` words apart mod 32
-        stride = row_units + ((per_elem - row_units) % 32 if unit == 4 else per_elem)
-    else:
-        stride = row_units
+    swizzle_rows, stride = _transpose_stride(size, tile, remedy, row_units, words)
     # windows on sectors: for whole-word elements that tile a sector (4, 8, 16 bytes) in tiles
     # whose rows are whole sectors
     sectors = per_word == 1 and size % 4 == 0 and SECTOR % size == 0 and tile * size % SECTOR == 0
@@ -865,6 +656,58 @@ def transpose_shape(size: int, tile: int = 0, rows: int = 0, remedy: str = "", n
             "memory (48 KiB at most): ask for a smaller tile",
         )
     return shape
+
+
+def _transpose_tile(size: int, tile: int, rows: int, remedy: str) -> tuple[int, int]:
+    """(tile, rows) for elements of `size` bytes: those asked (0: the default), checked; rows may
+    stay 0 (transpose_shape's default)."""
+    unit, per_word, per_elem = _transpose_units(size)
+    default = next((d for d in TRANSPOSE_DEFAULTS if d.size == size), None)
+    if per_word > 1:
+        # a tile row is one word a lane of a warp: 32 words, so 32 * per_word elements
+        want = 32 * per_word
+        if tile and tile != want:
+            raise ShapeError("tile", f"elements of {size} bytes move in tiles of {want} (a word a lane), not {tile}")
+        tile = want
+        if remedy == "pad":
+            raise ShapeError(
+                "remedy",
+                f"elements of {size} bytes are gathered {per_word} to a word, and a padded tile puts the "
+                f"{per_word} rows of a word on one bank: use remedy = 'swizzle' (or 'none')",
+            )
+    elif not tile and default:
+        tile = default.tile
+        rows = rows or default.rows
+    elif not tile:
+        tile = 32
+        while tile > 1 and tile * (tile * per_elem + 32) * unit > TRANSPOSE_SMEM_LIMIT:
+            tile //= 2
+    if tile & (tile - 1) or not 1 <= tile <= 128:
+        raise ShapeError("tile", f"{tile} is not a power of two in 1..128")
+    return tile, rows
+
+
+def _transpose_stride(size: int, tile: int, remedy: str, row_units: int, words: bool) -> tuple[int, int]:
+    """(swizzle_rows, stride): the rows of the XOR pattern and the units from one tile row to the
+    next in shared memory, by the bank remedy."""
+    unit, _, per_elem = _transpose_units(size)
+    if remedy == "swizzle":
+        if unit != 4 or 32 % per_elem or row_units % 32:
+            raise ShapeError(
+                "remedy",
+                f"an XOR swizzle needs rows of whole 32-word lines and elements of 4, 8, 16, ... 128 bytes "
+                f"(or 1 and 2): {size} bytes in tiles of {tile} is not one: use remedy = 'pad'",
+            )
+        return 32 // per_elem, row_units
+    if remedy == "pad" and words:
+        # a byte tile moved as words: rows an odd number of words apart, so that the words of
+        # 32 successive rows fall on distinct banks
+        return 0, 4 * (row_units // 4 | 1)
+    if remedy == "pad":
+        # one element's units more a row (the seeds' TILE_DIM + 1): the rows of a column then start
+        # on successive banks; with words, rows `per_elem` words apart mod 32
+        return 0, row_units + ((per_elem - row_units) % 32 if unit == 4 else per_elem)
+    return 0, row_units
 
 
 # ----------------------------------------------------------------------------------------------
@@ -924,7 +767,7 @@ class MatmulShape:
         pipe = f"_async{self.stages}" if self.pipeline == "async" else ""
         return f"b{self.bm}x{self.bn}x{self.bk}_w{self.wm}x{self.wn}_t{self.tm}x{self.tn}{pipe}"
 
-    def tile_io(self, operand: str, layout: str) -> "MatmulTileIO":
+    def tile_io(self, operand: str, layout: str) -> MatmulTileIO:
         """How the threads bring a step's tile of A or B in: as stored, A m x k (layout n) or k x m
         (t), B k x n (n) or n x k (t); shared memory holds A k-major and B k x n"""
         size = self.a_size if operand == "a" else self.b_size
@@ -971,39 +814,39 @@ class MatmulTileIO:
         return (e // self.rowlen, e % self.rowlen)
 
 
-MATMUL_DEFAULTS = {
-    # (C's element size, witness): (bm, bn, bk, tm, tn)
-    (4, False): (128, 128, 16, 8, 8),
-    (8, False): (64, 64, 8, 4, 4),
-}
-MATMUL_SMALL = (64, 64, 8, 4, 4)  # with a witness (twice the registers a C element) or wider types
 PIPELINES = ("registers", "async")
 ASYNC_SIZES = (4, 8, 16)  # bytes cp.async copies at once
 
 
-def _default_warp(bm: int, bn: int, tm: int, tn: int) -> tuple:
+def _default_warp(bm: int, bn: int, tm: int, tn: int) -> tuple[int, int]:
     """A warp's part of the tile, where the spec leaves it out: a row of lanes along n as wide as
     the tile (32 lanes at most), as many such rows as make 32 lanes"""
     across = min(bn // tn, 32)
     return (tm * 32 // across, tn * across)
 
 
+def matmul_default(size: int, witness: bool) -> MatmulTile:
+    """The built-in tile for C's elements of `size` bytes (MATMUL_DEFAULTS, else MATMUL_SMALL)."""
+    row = next((d for d in MATMUL_DEFAULTS if d.size == size and d.witness == witness), None)
+    return row.tile if row else MATMUL_SMALL
+
+
 def matmul_shape(
     size: int,
     witness: bool = False,
-    block=(),
-    thread=(),
-    warp=(),
-    pipeline=None,
-    stages=None,
-    operands=None,
-    structs=False,
+    block: Sequence[int] = (),
+    thread: Sequence[int] = (),
+    warp: Sequence[int] = (),
+    pipeline: str | None = None,
+    stages: int | None = None,
+    operands: tuple[int, int] | None = None,
+    structs: bool = False,
 ) -> MatmulShape:
     """The shape for C elements of `size` bytes (A's and B's: `operands`, else the same); `block`
     (m, n, k), `thread` (m, n), `warp` (m, n), `pipeline` and `stages` override the default.
     `structs`: A or B is a struct type, whose alignment may be less than its size.
     Raises ShapeError when the asked shape cannot be made."""
-    bm, bn, bk, tm, tn = MATMUL_DEFAULTS.get((size, witness), MATMUL_SMALL)
+    bm, bn, bk, tm, tn = matmul_default(size, witness)
     a_size, b_size = operands or (size, size)
     key = "block"
     if block:
@@ -1018,15 +861,40 @@ def matmul_shape(
     threads = (bm // tm) * (bn // tn)
     if not 32 <= threads <= 1024:
         raise ShapeError(key, f"{bm} x {bn} by threads of {tm} x {tn} is {threads} threads (32..1024)")
-    wm, wn = warp or _default_warp(bm, bn, tm, tn)
-    if warp:
-        for v in warp:
-            if v < 1 or v & (v - 1):
-                raise ShapeError("warp", f"{v} is not a power of two")
-        if (wm // tm) * (wn // tn) != 32 or wm % tm or wn % tn:
-            raise ShapeError("warp", f"{wm} x {wn} by threads of {tm} x {tn} is not 32 lanes")
-        if bm % wm or bn % wn:
-            raise ShapeError("warp", f"a warp's {wm} x {wn} does not divide the block's {bm} x {bn}")
+    wm, wn = _matmul_warp(bm, bn, tm, tn, warp)
+    pipeline, stages = _matmul_pipeline(pipeline, stages, a_size, b_size, structs)
+    shape = MatmulShape(size, bm, bn, bk, tm, tn, wm, wn, pipeline, stages, a_size, b_size)
+    if (bm * bk) % shape.threads or (bn * bk) % shape.threads:
+        raise ShapeError(
+            key, f"a step's tiles ({bm} x {bk}, {bk} x {bn}) do not split evenly over {shape.threads} threads"
+        )
+    if tm * tn > 128:
+        raise ShapeError("thread", f"{tm} x {tn} elements a thread is more than 128 (registers)")
+    if shape.smem_bytes > 48 * 1024:
+        what = f"{stages} stages of " if pipeline == "async" else ""
+        raise ShapeError(key, f"{what}the tiles take {shape.smem_bytes} bytes of shared memory (48 KiB at most)")
+    return shape
+
+
+def _matmul_warp(bm: int, bn: int, tm: int, tn: int, warp: Sequence[int]) -> tuple[int, int]:
+    """A warp's wm x wn part of the block's tile: `warp` checked, or the default."""
+    if not warp:
+        return _default_warp(bm, bn, tm, tn)
+    wm, wn = warp
+    for v in warp:
+        if v < 1 or v & (v - 1):
+            raise ShapeError("warp", f"{v} is not a power of two")
+    if (wm // tm) * (wn // tn) != 32 or wm % tm or wn % tn:
+        raise ShapeError("warp", f"{wm} x {wn} by threads of {tm} x {tn} is not 32 lanes")
+    if bm % wm or bn % wn:
+        raise ShapeError("warp", f"a warp's {wm} x {wn} does not divide the block's {bm} x {bn}")
+    return wm, wn
+
+
+def _matmul_pipeline(
+    pipeline: str | None, stages: int | None, a_size: int, b_size: int, structs: bool
+) -> tuple[str, int]:
+    """(pipeline, stages): those asked (None: registers, 2 stages), checked against the operands."""
     pipeline = pipeline or "registers"
     if pipeline not in PIPELINES:
         raise ShapeError("pipeline", f"{pipeline!r} is not one of: {', '.join(PIPELINES)}")
@@ -1046,17 +914,7 @@ def matmul_shape(
             "cp.async copies an element as one word, aligned to its size, which a struct need not be: "
             "use the registers",
         )
-    shape = MatmulShape(size, bm, bn, bk, tm, tn, wm, wn, pipeline, stages, a_size, b_size)
-    if (bm * bk) % shape.threads or (bn * bk) % shape.threads:
-        raise ShapeError(
-            key, f"a step's tiles ({bm} x {bk}, {bk} x {bn}) do not split evenly over {shape.threads} threads"
-        )
-    if tm * tn > 128:
-        raise ShapeError("thread", f"{tm} x {tn} elements a thread is more than 128 (registers)")
-    if shape.smem_bytes > 48 * 1024:
-        what = f"{stages} stages of " if pipeline == "async" else ""
-        raise ShapeError(key, f"{what}the tiles take {shape.smem_bytes} bytes of shared memory (48 KiB at most)")
-    return shape
+    return pipeline, stages
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1095,12 +953,9 @@ class RowsShape:
         """A warp's run in the block kernel: at least 4 rounds"""
         return 4 * 32 * self.vec
 
-    # Scans along rows, long rows that are few: a block a row runs a block scan a round (its
-    # rounds one after another), or the whole GPU scans every row in one launch (the scan
-    # family's kernel, each row's tiles chained by a look-back of their own).  The host picks
-    # the faster by this model, measured on the H100 (bench/rows): a block's round of 256
-    # threads takes ROUND_NS; the GPU's scan LINE_NS plus the bytes (read and written) at
-    # COPY_BYTES_PER_NS.
+    # Scans along long rows that are few: a block a row (a block scan a round, ROUND_NS each) or
+    # the whole GPU in one launch (LINE_NS plus the bytes read and written at COPY_BYTES_PER_NS);
+    # the host picks the faster by this model of the H100 (bench/rows; bench/notes/tuning.md)
     ROUND_NS = 600
     LINE_NS = 3000
     COPY_BYTES_PER_NS = 2700

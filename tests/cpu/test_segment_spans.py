@@ -26,7 +26,7 @@ def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
     spec = parse({"prefix": "q", "segreduce": [{"op": "sum", "type": "f32"}]}, "s.toml")
     sp = tuning.segment_spans(spec.instances[0].op)
-    most = tuning.SEGMENT_SPAN_BLOCKS[-1][0]
+    most = tuning.SEGMENT_SPAN_BLOCKS[-1].most
     split, least = tuning.SEGMENT_SPAN_SPLIT_N, tuning.SEGMENT_SPAN_MIN_AVG
     avg = "n / n_segments"
     assert f"if (n <= {tuning.SEGMENT_SPAN_MAX_N} && {avg} <= {most} && (n <= {split} || {avg} >= {least}))" in src
@@ -38,10 +38,11 @@ def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
     for ns, k in ((small, k0), (large, k1)):
         # an entry with a largest n below the shape's smallest is left out of it, and so are the
         # fields no entry left needs
-        entries = [(*e, 0, 0)[:4] for e in tuning.SEGMENT_SPAN_BLOCKS]
+        entries = list(tuning.SEGMENT_SPAN_BLOCKS)
         if ns is large:
-            entries = [e for e in entries if not 0 < e[2] <= upto]
-        field = "".join(", 0" for used in (any(e[2] for e in entries), any(e[3] for e in entries)) if used)
+            entries = [e for e in entries if not 0 < e.max_n <= upto]
+        used = (any(e.max_n for e in entries), any(e.max_segments for e in entries))
+        field = "".join(", 0" for some in used if some)
         for bound, lanes in tuning.SEGMENT_SPAN_LANES:
             assert f"{{{bound}, {k}_lanes{lanes}, 256, {256 // lanes}{field}}}," in ns
             assert f"__launch_bounds__(256, 8) {k}_lanes{lanes}(" in ns  # 4-byte sums: a full SM
@@ -49,8 +50,8 @@ def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
             limits = "".join(f", {m}" for m, used in ((most_n, ", 0" in field), (most_segs, field == ", 0, 0")) if used)
             assert f"{{{bound}, {k}_block{threads}, {threads}, 1{limits}}}," in ns
             assert f"__launch_bounds__({threads}) {k}_block{threads}(" in ns
-        left = [e for e in tuning.SEGMENT_SPAN_BLOCKS if (*e, 0, 0)[:4] not in entries]
-        assert all(f"{k}_block{e[1]}(" not in ns for e in left if e[1] not in [f[1] for f in entries])
+        left = [e for e in tuning.SEGMENT_SPAN_BLOCKS if e not in entries]
+        assert all(f"{k}_block{e.threads}(" not in ns for e in left if e.threads not in [f.threads for f in entries])
         test = " || (spans[k].upto != 0 && n > spans[k].upto)" if field else ""
         test += " || (spans[k].segments != 0 && n_segments > spans[k].segments)" if field == ", 0, 0" else ""
         assert (f"(avg > spans[k].most{test}))" if test else "&& avg > spans[k].most)") in ns
@@ -61,8 +62,9 @@ def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
     warp_alone = ("767", "block32", str(1 << 17), "1024")
     assert warp_alone in small_k and small_k.index(("767", "lanes32", "0", "0")) == small_k.index(warp_alone) + 1
     # an entry with a largest n is passed over past it; the last entry takes what is left at any n
-    assert not any(tuning.SEGMENT_SPAN_BLOCKS[-1][2:]) and any(len(e) >= 3 for e in tuning.SEGMENT_SPAN_BLOCKS)
-    assert any(0 < (*e, 0)[2] <= upto for e in tuning.SEGMENT_SPAN_BLOCKS)  # so the large shape has fewer
+    last = tuning.SEGMENT_SPAN_BLOCKS[-1]
+    assert not (last.max_n or last.max_segments) and any(e.max_n for e in tuning.SEGMENT_SPAN_BLOCKS)
+    assert any(0 < e.max_n <= upto for e in tuning.SEGMENT_SPAN_BLOCKS)  # so the large shape has fewer
     # on small inputs the average counts more (more lanes a segment); the last kernel past every
     # bound; a shape picked only past every shift's n counts it as it is
     shifts = " : ".join(f"n <= {m} ? {sh}" for m, sh in tuning.SEGMENT_SPAN_SHIFTS)
@@ -196,12 +198,13 @@ def test_a_shape_keeps_the_split_when_any_of_its_picks_reaches_past_its_size(mon
     split = tuning.SEGMENT_SPAN_SPLIT_N
     # 256 x 8 up to 2^20 and again up to 2^24 (past the split's size), 256 x 16 between; the split's
     # size itself: a shape picked up to it never splits (the split runs past it)
-    monkeypatch.setattr(tuning, "SEGMENT_SIZE_SHAPES", ((1 << 20, 256, 8), (1 << 21, 256, 16), (1 << 24, 256, 8)))
+    shapes = (tuning.SizeShape(1 << 20, 256, 8), tuning.SizeShape(1 << 21, 256, 16), tuning.SizeShape(1 << 24, 256, 8))
+    monkeypatch.setattr(tuning, "SEGMENT_SIZE_SHAPES", shapes)
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
     parts = [src.split(f"namespace ag_s{k} {{", 1)[1].split(f"}}  /* namespace ag_s{k} */", 1)[0] for k in range(3)]
     assert "namespace ag_s3 {" not in src
     assert ["_b256_t8_split(" in parts[0], "_split(" in parts[1], "_split(" in parts[2]] == [True, False, True]
-    monkeypatch.setattr(tuning, "SEGMENT_SIZE_SHAPES", ((split, 256, 8),))
+    monkeypatch.setattr(tuning, "SEGMENT_SIZE_SHAPES", (tuning.SizeShape(split, 256, 8),))
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
     below, default = src.split("namespace ag_s1 {", 1)
     assert "_split(" not in below and "_split(" in default
@@ -218,7 +221,9 @@ def test_a_block_a_segment_prefetches_a_small_input_where_the_blocks_are_few():
     elems = tuning.SEGMENT_SPAN_PREFETCH_BYTES // 4
     assert f"return n <= {elems} && gridDim.x <= {tuning.SEGMENT_SPAN_PREFETCH_BLOCKS};" in src
     assert 'asm volatile("prefetch.global.L2 [%0];" ::"l"(l == 0 ? (uintptr_t)in : (first + l) * 128));' in src
-    assert elems <= tuning.SEGMENT_SIZE_SHAPES[0][0] and "    if (prefetch)\n        ag_span_prefetch(in, n);" in large
+    assert (
+        elems <= tuning.SEGMENT_SIZE_SHAPES[0].upto and "    if (prefetch)\n        ag_span_prefetch(in, n);" in large
+    )
     kernels = small.split("static __global__")[1:]
     name = lambda k: re.match(r"\s*void (?:__launch_bounds__\([^)]*\) )?(\w+)\(", k).group(1)  # noqa: E731
     blocks = [k for k in kernels if re.search(r"_block\d+$", name(k))]
@@ -246,7 +251,7 @@ def test_the_span_kernels_let_the_next_kernel_in_only_past_a_size_or_where_their
     tiles' kernels always do.  A shape picked only past that size has no ag_wait_stream; one picked
     only up to it no test of n."""
     wait, block_wait = tuning.SEGMENT_SPAN_WAIT_N
-    upto = tuning.SEGMENT_SIZE_SHAPES[0][0]
+    upto = tuning.SEGMENT_SIZE_SHAPES[0].upto
     assert 0 < wait < upto and 0 < block_wait < upto
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
     assert 'asm volatile("griddepcontrol.wait;" ::: "memory");' in src.split("void ag_wait_stream(void)", 1)[1][:200]
@@ -266,13 +271,13 @@ def test_the_span_kernels_let_the_next_kernel_in_only_past_a_size_or_where_their
     assert "ag_wait_stream" not in _namespace(src, 1)
     assert all("ag_follow_stream();" in h for h in large.values())
     # waiting at every n a shape is picked for: no test of n
-    monkeypatch.setattr(tuning, "SEGMENT_SPAN_WAIT_N", (upto, upto))
+    monkeypatch.setattr(tuning, "SEGMENT_SPAN_WAIT_N", tuning.SpanWait(upto, upto))
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
     small = _stream_heads(_namespace(src, 0))
     assert "n > " not in "".join(small[k] for k in lanes) and "ag_follow_stream" not in small["_lanes8"]
     assert "    if (prefetch)\n        ag_follow_stream();\n    else\n        ag_wait_stream();" in small[blocks[0]]
     # never: no ag_wait_stream anywhere
-    monkeypatch.setattr(tuning, "SEGMENT_SPAN_WAIT_N", (0, 0))
+    monkeypatch.setattr(tuning, "SEGMENT_SPAN_WAIT_N", tuning.SpanWait(0, 0))
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
     assert "ag_wait_stream" not in src
 
@@ -282,7 +287,9 @@ def test_a_shape_picked_at_several_sizes_keeps_what_its_smallest_needs(monkeypat
     below the smallest n it is picked for: its first pick's lower bound, even where it is picked
     again past a larger one."""
     # 256 x 32 (the default) up to 2^16 and past 2^21; 256 x 8 between
-    monkeypatch.setattr(tuning, "SEGMENT_SIZE_SHAPES", ((1 << 16, 256, 32), (1 << 21, 256, 8)))
+    monkeypatch.setattr(
+        tuning, "SEGMENT_SIZE_SHAPES", (tuning.SizeShape(1 << 16, 256, 32), tuning.SizeShape(1 << 21, 256, 8))
+    )
     src = _render({"op": "sum", "type": "f32", "offset": "i32"})["q_segreduce_sum_f32.cu"]
     assert "namespace ag_s2 {" not in src
     both, between = _namespace(src, 0), _namespace(src, 1)
@@ -292,7 +299,7 @@ def test_a_shape_picked_at_several_sizes_keeps_what_its_smallest_needs(monkeypat
     later = " : ".join(f"n <= {m} ? {sh}" for m, sh in tuning.SEGMENT_SPAN_SHIFTS if m > 1 << 16)
     assert f"const size_t avg = (n / n_segments) << ({later} : 0);" in between
     # the block a warp holds only up to 2^16: kept where the shape is picked there, not between
-    assert any(0 < (*e, 0)[2] <= 1 << 16 for e in tuning.SEGMENT_SPAN_BLOCKS)
+    assert any(0 < e.max_n <= 1 << 16 for e in tuning.SEGMENT_SPAN_BLOCKS)
     assert "{1535, q_k_segreduce_sum_f32_oi32_b256_t32_block32, 32, 1, 65536, 0}," in both
     assert "{1535, " not in between and "_t32_block32(" in both
     # the block a warp up to 2^17 (and 1024 segments) holds past 2^16: in both
