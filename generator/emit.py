@@ -56,7 +56,8 @@ def _uses(code: str, name: str) -> bool:
     return re.search(rf"\b{re.escape(name)}\b", simplify.masked(str(code))) is not None
 
 
-def _env():
+def environment() -> jinja2.Environment:
+    """The templates' environment: strict, trimmed, and with the helpers that simplify as they render."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         undefined=jinja2.StrictUndefined,
@@ -668,7 +669,7 @@ def _sized(env, inst, ctx, sizes) -> dict:
 def render(spec: Spec, header_name: str = None, single_header: bool = False) -> dict:
     """Render the whole spec; returns {file name: text}: the header and a .cu a kernel instance,
     or with single_header the header alone, holding the kernels behind <PREFIX>_IMPLEMENTATION."""
-    env = _env()
+    env = environment()
     header = header_name or f"{spec.prefix}.h"
     # what every file says of its origin: the generator's version and the spec's content (not
     # its path), so the same spec gives the same bytes wherever it lies
