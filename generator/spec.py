@@ -1,69 +1,9 @@
-"""Reading and checking a spec.
+"""Reading and checking a spec: TOML tables (or command-line entries) into a Spec of instances.
 
 A spec comes from a TOML file, from the command line, or both (command-line entries are added
 to the file's).  Every problem is reported as one `SpecError` line that names the source, the
-key and what is wrong; nothing is written until the whole spec has been checked.
-
-    prefix = "vec"                     # every public symbol starts with it
-    nccl = true                        # optional: each reduce and scan also across GPUs (NCCL)
-
-    [[type]]                           # a user type: its C definition and sizeof
-    name = "mat2u"
-    size = 16
-    c = "typedef struct { uint32_t a, b, c, d; } mat2u;"
-
-    [[operator]]                       # a user operator: the contract of operators.py
-    name = "mat2mul"
-    type = "mat2u"
-    identity = "{1u, 0u, 0u, 1u}"      # a C initializer for the type
-    commutative = false
-    combine = "..."                    # an expression of a and b, or
-    combine_body = "..."               # statements of a and b that return the result
-    # input = "f32" with lift = "..." (expression of x and its index i) or lift_body: reduce
-    # an array of another type, e.g. floats into a Welford (count, mean, M2) accumulator;
-    # inputs = ["f32", "f32"] with lift = "x0 * x1": several arrays read in step (a dot product),
-    # the public functions taking d_in0, d_in1, ... (reduce, scan, segscan, segreduce)
-
-    [[reduce]]                         # kernel instances; op and type may be lists
-    op = ["sum", "min"]
-    type = ["f32", "i32"]
-    block = 256                        # threads a block: a power of two, 32..1024
-    items = 16                         # items a thread per step (the tile); default by size
-    name = "..."                       # optional public name (one instance only)
-
-    [[scan]]                           # also: kind = "inclusive" / "exclusive" (or both, a list)
-    [[segscan]]                        # also: kind, heads = "flags" | "keys", key = integer type
-    [[segreduce]]                      # also: by = "offsets" (offset = integer type, default i64)
-                                       #       or by = "keys" (key = integer type): reduce by key
-    # every table above also takes blocks_per_sm: resident blocks an SM to ask of the compiler
-
-    [[transpose]]                      # out-of-place, batched transposes; type may be a list
-    type = ["f32", "rgb"]              # any type: builtin, or a [[type]] of any size (moved as bytes)
-    tile = 32                          # optional: tile x tile elements a block (default by size)
-    rows = 8                           # optional: warps a block (the seeds' BLOCK_ROWS)
-    remedy = "pad"                     # optional: "pad", "swizzle" or "none" (bank conflicts)
-    naive = true                       # optional: the seeds' naive kernel instead (comparisons)
-
-    [[semiring]]                       # a user semiring (semirings.py): C = C (+) A (x) B
-    name = "maxtimes"
-    type = "f32"                       # or a, b, c: the types of A, B and C
-    zero = "0.0f"                      # add's identity, which annihilates mul
-    add = "fmaxf(x, y)"                # associative, commutative: an expression of x and y
-    mul = "a * b"                      # an expression of a (A's) and b (B's), C's type
-    step = "fmaxf(c, a * b)"           # optional: add(c, mul(a, b)) fused
-    selective = true                   # optional: add returns one of x, y (witnesses allowed)
-    fast = "v >= 0.0f"                 # optional, with fast_step: where every element of a step's
-    fast_step = "fmaxf(c, a * b)"      #   tiles satisfies fast (an expression of v), fast_step is exact
-
-    [[matmul]]                         # tiled matrix multiply; semiring and type may be lists
-    semiring = ["plus_times", "min_plus"]   # builtins need a type: f32, f64, i32 (or_and: u8, u32)
-    type = "f32"
-    layout = "nn"                      # optional: "nn", "nt", "tn", "tt" (A, B transposed), or a list
-    witness = true                     # optional: min/max semirings, the k that won each C[i][j]
-    block = [128, 128, 16]             # optional: the block's tile of C (m, n) and its k step
-    thread = [8, 8]                    # optional: the C elements a thread computes (m, n)
-    # or op = "<operator>" in place of type: each element mapped through the operator's lift on
-    # the way (input type -> its type: a conversion, a conjugate); i is the element's input index
+key and what is wrong; nothing is written until the whole spec has been checked.  Every key of
+every table, its default and its limits: docs/spec.md.
 """
 
 import hashlib
