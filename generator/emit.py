@@ -199,57 +199,15 @@ def _reduce_signature(inst: Instance) -> Signature:
 def _scan_signature(inst: Instance, ins: list) -> dict:
     """The scan family's C signatures, by primitive: the public function's, and the kernel's
     parameters for where segments start (`head`) and for its outputs (`outs`)."""
-    op, heads = inst.op, inst.heads
-    Out, Acc = op.out_type.c, op.acc_type.c
-    Idx = inst.index.c if inst.index else ""
-    d_in, n = _in_params(op), Param("size_t", "n")
     if inst.primitive == Primitive.SEGREDUCE:
-        head = [Param(f"const {Idx} *", "offsets"), Param("size_t", "n_segments")]
-        outs = [Param(f"{Out} *", "out")]
-        api = Signature(
-            (
-                (
-                    *d_in,
-                    n,
-                    Param(f"const {Idx} *", "d_offsets"),
-                    Param("size_t", "n_segments"),
-                    Param(f"{Out} *", "d_out"),
-                ),
-                WORKSPACE,
-            )
-        )
-        aligned = []
+        head, outs, api, aligned = _segreduce_params(inst)
     elif inst.primitive == Primitive.REDUCE_BY_KEY:
-        head = [Param(f"const {Idx} *", "keys")]
-        outs = [Param(f"{Idx} *", "unique_keys"), Param(f"{Out} *", "out"), Param("size_t *", "num_segments")]
-        api = Signature(
-            (
-                (
-                    *d_in,
-                    Param(f"const {Idx} *", "d_keys"),
-                    n,
-                    Param(f"{Out} *", "d_out"),
-                    Param(f"{Idx} *", "d_unique_keys"),
-                ),
-                (Param("size_t *", "d_num_segments"),),
-                WORKSPACE,
-            )
-        )
-        aligned = ["d_keys"]
+        head, outs, api, aligned = _by_key_params(inst)
     else:
-        head = {
-            Heads.NONE: [],
-            Heads.FLAGS: [Param("const uint8_t *", "flags")],
-            Heads.KEYS: [Param(f"const {Idx} *", "keys")],
-        }[heads]
-        first = (*d_in, *(Param(p.type, "d_" + p.name) for p in head), n, Param(f"{Out} *", "d_out"))
-        init = ((Param(f"const {Acc} *", "init"),),) if inst.exclusive else ()
-        api = Signature((first, *init, WORKSPACE))
-        outs = [Param(f"{Out} *", "out")]
-        aligned = ["d_out"] + [f"d_{heads}"] * bool(heads)
+        head, outs, api, aligned = _scan_params(inst)
     kernel_outs = [Param(p.type, "out_keys") if p.name == "unique_keys" else p for p in outs]
     # the 16-byte paths need every pointer they touch aligned: the inputs (`ins`) loaded as words first
-    aligned = [v.d for v in ins if v.words or not op.inputs] + aligned
+    aligned = [v.d for v in ins if v.words or not inst.op.inputs] + aligned
     return dict(
         api_params=api,
         head_param=_params(head),
@@ -258,6 +216,67 @@ def _scan_signature(inst: Instance, ins: list) -> dict:
         out_args=_args(outs),
         align_expr=" | ".join(f"(uintptr_t){name}" for name in aligned),
     )
+
+
+def _segreduce_params(inst: Instance) -> tuple:
+    """A segmented reduce's (head, outs, public signature, pointers aligned besides the inputs)."""
+    Out, Idx = inst.op.out_type.c, inst.index.c
+    head = [Param(f"const {Idx} *", "offsets"), Param("size_t", "n_segments")]
+    outs = [Param(f"{Out} *", "out")]
+    api = Signature(
+        (
+            (
+                *_in_params(inst.op),
+                Param("size_t", "n"),
+                Param(f"const {Idx} *", "d_offsets"),
+                Param("size_t", "n_segments"),
+                Param(f"{Out} *", "d_out"),
+            ),
+            WORKSPACE,
+        )
+    )
+    return head, outs, api, []
+
+
+def _by_key_params(inst: Instance) -> tuple:
+    """A reduce by key's (head, outs, public signature, pointers aligned besides the inputs)."""
+    Out, Idx = inst.op.out_type.c, inst.index.c
+    head = [Param(f"const {Idx} *", "keys")]
+    outs = [Param(f"{Idx} *", "unique_keys"), Param(f"{Out} *", "out"), Param("size_t *", "num_segments")]
+    api = Signature(
+        (
+            (
+                *_in_params(inst.op),
+                Param(f"const {Idx} *", "d_keys"),
+                Param("size_t", "n"),
+                Param(f"{Out} *", "d_out"),
+                Param(f"{Idx} *", "d_unique_keys"),
+            ),
+            (Param("size_t *", "d_num_segments"),),
+            WORKSPACE,
+        )
+    )
+    return head, outs, api, ["d_keys"]
+
+
+def _scan_params(inst: Instance) -> tuple:
+    """A scan's, segmented or not: (head, outs, public signature, pointers aligned besides the inputs)."""
+    op, heads = inst.op, inst.heads
+    Idx = inst.index.c if inst.index else ""
+    head = {
+        Heads.NONE: [],
+        Heads.FLAGS: [Param("const uint8_t *", "flags")],
+        Heads.KEYS: [Param(f"const {Idx} *", "keys")],
+    }[heads]
+    first = (
+        *_in_params(op),
+        *(Param(p.type, "d_" + p.name) for p in head),
+        Param("size_t", "n"),
+        Param(f"{op.out_type.c} *", "d_out"),
+    )
+    init = ((Param(f"const {op.acc_type.c} *", "init"),),) if inst.exclusive else ()
+    api = Signature((first, *init, WORKSPACE))
+    return head, [Param(f"{op.out_type.c} *", "out")], api, ["d_out"] + [f"d_{heads}"] * bool(heads)
 
 
 SCAN_TITLES = {
@@ -666,7 +685,7 @@ def _sized(env, inst, ctx, sizes) -> dict:
     )
 
 
-def render(spec: Spec, header_name: str = None, single_header: bool = False) -> dict:
+def render(spec: Spec, header_name: str | None = None, single_header: bool = False) -> dict[str, str]:
     """Render the whole spec; returns {file name: text}: the header and a .cu a kernel instance,
     or with single_header the header alone, holding the kernels behind <PREFIX>_IMPLEMENTATION."""
     env = environment()
@@ -674,47 +693,62 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
     # what every file says of its origin: the generator's version and the spec's content (not
     # its path), so the same spec gives the same bytes wherever it lies
     stamp = f"assocgen {__version__} from spec {spec.digest}"
-    instances = spec.instances
     files, decls = {}, []
-    for inst in instances:
-        template, shape = FAMILIES[inst.family]
-        if getattr(inst, "kind", "reduce") != "reduce":
-            template = "rows/scan.cu.j2"  # a scan along rows
-        op = getattr(inst, "op", None)
-        nccl = _nccl(spec, inst)
-        ctx = dict(inst=inst, op=op, stamp=stamp, header=header, nccl=nccl, across=nccl, **shape(inst))
-        ctx["nccl_type"] = NCCL_TYPES.get(op.acc_type.name, "") if nccl and op.acc_type == op.out_type else ""
-        if nccl:
-            params = ctx["api_params"].params
-            names = [p.name for p in params]
-            ctx["nccl_api"] = _nccl_signature(ctx["api_params"])
-            ctx["nccl_root_api"] = _nccl_signature(ctx["api_params"], root=True)
-            ctx["call_args"] = ", ".join(names)
-            ctx["call_args_local"] = ", ".join("local" if n == "work_bytes" else n for n in names)
-            if inst.family == "scan":
-                ctx["part_source"], ctx["part_macros"] = _part_fold(env, inst, ctx)
-        if template == "rows/scan.cu.j2":
-            ctx["line_source"], ctx["line_macros"] = _line_scan(env, inst, ctx)
-        sizes = [] if nccl or template == "rows/scan.cu.j2" else tuning.size_shapes(inst)
-        if sizes:  # several shapes, picked by n
-            template = "common/sized.cu.j2"
-            ctx.update(_sized(env, inst, ctx, sizes))
-        files[f"{inst.file_stem}.cu"] = simplify.blank_lines(env.get_template(template).render(**ctx))
-        decls.append(
-            dict(
-                inst=inst,
-                doc=ctx["doc"],
-                api_params=ctx["api_params"],
-                summary=_summary(inst),
-                work_params=_work_params(inst),
-                shape_note=_shape_note(inst, sizes),
-                nccl=_nccl_decls(inst, ctx["api_params"]) if nccl else [],
-            )
-        )
+    for inst in spec.instances:
+        files[f"{inst.file_stem}.cu"], decl = _render_instance(env, spec, inst, stamp, header)
+        decls.append(decl)
     impl = _implementation(files, header) if single_header else None
     if single_header:
         files = {}
+    files[header] = _render_header(env, spec, header, stamp, decls, impl)
+    return files
 
+
+def _render_instance(env: jinja2.Environment, spec: Spec, inst, stamp: str, header: str) -> tuple[str, dict]:
+    """One instance's .cu source, and what the header declares of it."""
+    template, shape = FAMILIES[inst.family]
+    if getattr(inst, "kind", "reduce") != "reduce":
+        template = "rows/scan.cu.j2"  # a scan along rows
+    op = getattr(inst, "op", None)
+    nccl = _nccl(spec, inst)
+    ctx = dict(inst=inst, op=op, stamp=stamp, header=header, nccl=nccl, across=nccl, **shape(inst))
+    ctx["nccl_type"] = NCCL_TYPES.get(op.acc_type.name, "") if nccl and op.acc_type == op.out_type else ""
+    if nccl:
+        _nccl_context(env, inst, ctx)
+    if template == "rows/scan.cu.j2":
+        ctx["line_source"], ctx["line_macros"] = _line_scan(env, inst, ctx)
+    sizes = [] if nccl or template == "rows/scan.cu.j2" else tuning.size_shapes(inst)
+    if sizes:  # several shapes, picked by n
+        template = "common/sized.cu.j2"
+        ctx.update(_sized(env, inst, ctx, sizes))
+    decl = dict(
+        inst=inst,
+        doc=ctx["doc"],
+        api_params=ctx["api_params"],
+        summary=_summary(inst),
+        work_params=_work_params(inst),
+        shape_note=_shape_note(inst, sizes),
+        nccl=_nccl_decls(inst, ctx["api_params"]) if nccl else [],
+    )
+    return simplify.blank_lines(env.get_template(template).render(**ctx)), decl
+
+
+def _nccl_context(env: jinja2.Environment, inst, ctx: dict) -> None:
+    """The template's names for an instance across the ranks of an NCCL communicator (into ctx)."""
+    names = [p.name for p in ctx["api_params"].params]
+    ctx["nccl_api"] = _nccl_signature(ctx["api_params"])
+    ctx["nccl_root_api"] = _nccl_signature(ctx["api_params"], root=True)
+    ctx["call_args"] = ", ".join(names)
+    ctx["call_args_local"] = ", ".join("local" if n == "work_bytes" else n for n in names)
+    if inst.family == "scan":
+        ctx["part_source"], ctx["part_macros"] = _part_fold(env, inst, ctx)
+
+
+def _render_header(
+    env: jinja2.Environment, spec: Spec, header: str, stamp: str, decls: list[dict], impl: str | None
+) -> str:
+    """The header: every instance's declarations (decls), and with impl the kernels too."""
+    instances = spec.instances
     public_types = list(spec.user_types)
     for inst in instances:
         for t in inst.extra_types:
@@ -722,7 +756,7 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
                 public_types.append(t)
     max_words = max([inst.op.acc_type.words for inst in instances if inst.family == "reduce"] or [1])
     example = next((d for d in decls if d["inst"].family in ("reduce", "scan")), decls[0])
-    files[header] = env.get_template("header.h.j2").render(
+    return env.get_template("header.h.j2").render(
         header=header,
         stamp=stamp,
         version=__version__,
@@ -752,7 +786,6 @@ def render(spec: Spec, header_name: str = None, single_header: bool = False) -> 
         guard=header.upper().replace(".", "_").replace("-", "_"),
         max_work=tuning.SLOT0 * 4 + tuning.MAX_GRID * max_words * 4,
     )
-    return files
 
 
 def _families(instances) -> str:

@@ -427,25 +427,26 @@ def _read_types(source, data, types, code):
     return out
 
 
+OPERATOR_KEYS = {
+    "name",
+    "type",
+    "identity",
+    "commutative",
+    "combine",
+    "combine_body",
+    "input",
+    "inputs",
+    "lift",
+    "lift_body",
+    "summary",
+}
+
+
 def _read_operators(source, data, types, code):
     ops = {}
     for n, raw in enumerate(data):
         t = _Table(source, f"operator[{n}]", raw)
-        t.no_other_keys(
-            {
-                "name",
-                "type",
-                "identity",
-                "commutative",
-                "combine",
-                "combine_body",
-                "input",
-                "inputs",
-                "lift",
-                "lift_body",
-                "summary",
-            }
-        )
+        t.no_other_keys(OPERATOR_KEYS)
         name = t.ident("name")
         if name in BUILTIN_OPERATORS or name in ops:
             t.fail("name", f"operator {name!r} is already defined")
@@ -458,37 +459,9 @@ def _read_operators(source, data, types, code):
             t.fail("identity", "is empty")
         commutative = t.get("commutative", "bool", required=True)
         combine = _body(t, "combine", "combine_body", "a and b")
-        in_name = t.get("input", "str")
-        in_names = t.get("inputs", "str|list")
-        in_type = acc
-        inputs = ()
-        lift = "return x;"
-        if in_name is not None and in_names is not None:
-            t.fail("inputs", "give either input (one array) or inputs (several), not both")
-        if in_names is not None:
-            in_names = [in_names] if isinstance(in_names, str) else in_names
-            if not 2 <= len(in_names) <= MAX_INPUTS:
-                t.fail(
-                    "inputs", f"lists {len(in_names)} type(s): several inputs are 2 to {MAX_INPUTS} (one: input = ...)"
-                )
-            for tn in in_names:
-                if tn not in types:
-                    t.fail("inputs", f"unknown type {tn!r} (known: {', '.join(types)})")
-            inputs = tuple(types[tn] for tn in in_names)
-            in_type = max(inputs, key=lambda ty: ty.size)  # the first of the widest: it sizes the words
-            names = ", ".join(f"x{k}" for k in range(len(inputs)))
-            lift = _body(t, "lift", "lift_body", f"{names} (element i of each input) and the index i")
-        elif in_name is not None:
-            if in_name not in types:
-                t.fail("input", f"unknown type {in_name!r} (known: {', '.join(types)})")
-            in_type = types[in_name]
-            lift = _body(t, "lift", "lift_body", "x and its index i")
-        elif t.get("lift", "str") is not None or t.get("lift_body", "str") is not None:
-            t.fail("lift", 'needs input = "<type>" (the type of the array elements) or inputs = [...]')
+        in_type, inputs, lift = _operator_inputs(t, types, acc)
         identity = f"{acc.c} r = {ident}; return r;"
-        summary = t.get("summary", "str", default=name)
-        if re.search(r"/\*|\*/|[\x00-\x1f\x7f]", summary):
-            t.fail("summary", f"{summary!r} would not fit in a C comment (no '/*', '*/' or control characters)")
+        summary = _summary(t, name)
         ops[name] = Operator(
             name, in_type, acc, acc, combine, identity, commutative, lift=lift, summary=summary, inputs=inputs
         )
@@ -497,13 +470,48 @@ def _read_operators(source, data, types, code):
         code.append(
             UserCode(f"{where}: {'combine' if 'combine' in t.data else 'combine_body'}", "combine", combine, acc)
         )
-        if in_name is not None or inputs:
+        if "input" in t.data or inputs:
             code.append(
                 UserCode(
                     f"{where}: {'lift' if 'lift' in t.data else 'lift_body'}", "lift", lift, acc, in_type, inputs=inputs
                 )
             )
     return ops
+
+
+def _operator_inputs(t: _Table, types, acc):
+    """An operator's input: (the input type, the input types of several arrays or (), the lift's
+    body): its own type and no lift, or `input` and a lift, or `inputs` and a lift of them all."""
+    in_name = t.get("input", "str")
+    in_names = t.get("inputs", "str|list")
+    if in_name is not None and in_names is not None:
+        t.fail("inputs", "give either input (one array) or inputs (several), not both")
+    if in_names is not None:
+        in_names = [in_names] if isinstance(in_names, str) else in_names
+        if not 2 <= len(in_names) <= MAX_INPUTS:
+            t.fail("inputs", f"lists {len(in_names)} type(s): several inputs are 2 to {MAX_INPUTS} (one: input = ...)")
+        for tn in in_names:
+            if tn not in types:
+                t.fail("inputs", f"unknown type {tn!r} (known: {', '.join(types)})")
+        inputs = tuple(types[tn] for tn in in_names)
+        in_type = max(inputs, key=lambda ty: ty.size)  # the first of the widest: it sizes the words
+        names = ", ".join(f"x{k}" for k in range(len(inputs)))
+        return in_type, inputs, _body(t, "lift", "lift_body", f"{names} (element i of each input) and the index i")
+    if in_name is not None:
+        if in_name not in types:
+            t.fail("input", f"unknown type {in_name!r} (known: {', '.join(types)})")
+        return types[in_name], (), _body(t, "lift", "lift_body", "x and its index i")
+    if t.get("lift", "str") is not None or t.get("lift_body", "str") is not None:
+        t.fail("lift", 'needs input = "<type>" (the type of the array elements) or inputs = [...]')
+    return acc, (), "return x;"
+
+
+def _summary(t: _Table, name):
+    """The one-line summary of an operator or semiring (its name by default), fit for a C comment."""
+    summary = t.get("summary", "str", default=name)
+    if re.search(r"/\*|\*/|[\x00-\x1f\x7f]", summary):
+        t.fail("summary", f"{summary!r} would not fit in a C comment (no '/*', '*/' or control characters)")
+    return summary
 
 
 def _expand(t: _Table, k):
@@ -642,9 +650,7 @@ def _read_semirings(source, data, types, code):
         mul = f"return {_expr(t, 'mul')};"
         step = f"return {_expr(t, 'step')};" if "step" in t.data else "return ag_sr_add(c, ag_sr_mul(a, b));"
         selective = t.get("selective", "bool", default=False)
-        summary = t.get("summary", "str", default=name)
-        if re.search(r"/\*|\*/|[\x00-\x1f\x7f]", summary):
-            t.fail("summary", f"{summary!r} would not fit in a C comment (no '/*', '*/' or control characters)")
+        summary = _summary(t, name)
         C = picked["c"]
         fast = fast_step = ""
         if ("fast" in t.data) != ("fast_step" in t.data):
@@ -694,23 +700,7 @@ def _read_matmuls(source, entries, prefix, types, semirings):
         pipeline = t.get("pipeline", "str", default=None)
         stages = t.get("stages", "int", default=None)
         name = t.ident("name", required=False)
-        combos = []
-        for sn in names:
-            if sn in semirings:
-                if type_names is not None:
-                    t.fail("type", f"semiring {sn!r} has its own types: leave type out")
-                combos.append(semirings[sn])
-            elif sn in BUILTIN_SEMIRINGS:
-                if type_names is None:
-                    t.fail("type", f"missing: builtin semiring {sn!r} needs a type")
-                allowed = BUILTIN_SEMIRINGS[sn][0]
-                for tn in type_names:
-                    if tn not in allowed:
-                        t.fail("type", f"semiring {sn!r} takes {', '.join(allowed)}, not {tn!r}")
-                    combos.append(builtin_semiring(sn, tn))
-            else:
-                known = list(BUILTIN_SEMIRINGS) + list(semirings)
-                t.fail("semiring", f"unknown semiring {sn!r} (known: {', '.join(known)})")
+        combos = _semirings(t, names, type_names, semirings)
         if name is not None and len(combos) * len(layouts) != 1:
             t.fail("name", "a public name needs exactly one semiring, type and layout")
         for sr in combos:
@@ -727,6 +717,28 @@ def _read_matmuls(source, entries, prefix, types, semirings):
                     public = name if name.startswith(prefix + "_") else f"{prefix}_{name}"
                 out.append((t, Matmul(prefix, sr, lay, witness, block, thread, public, warp, pipeline, stages)))
     return out
+
+
+def _semirings(t: _Table, names, type_names, semirings) -> list:
+    """The semirings a [[matmul]]'s `semiring` and `type` keys name (lists expanded), each checked."""
+    combos = []
+    for sn in names:
+        if sn in semirings:
+            if type_names is not None:
+                t.fail("type", f"semiring {sn!r} has its own types: leave type out")
+            combos.append(semirings[sn])
+        elif sn in BUILTIN_SEMIRINGS:
+            if type_names is None:
+                t.fail("type", f"missing: builtin semiring {sn!r} needs a type")
+            allowed = BUILTIN_SEMIRINGS[sn][0]
+            for tn in type_names:
+                if tn not in allowed:
+                    t.fail("type", f"semiring {sn!r} takes {', '.join(allowed)}, not {tn!r}")
+                combos.append(builtin_semiring(sn, tn))
+        else:
+            known = list(BUILTIN_SEMIRINGS) + list(semirings)
+            t.fail("semiring", f"unknown semiring {sn!r} (known: {', '.join(known)})")
+    return combos
 
 
 def _int_list(t: _Table, k, length):
@@ -851,6 +863,33 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
     `extra`: command-line entries, (table kind, text) pairs such as ("scan", "sum:f32:b256")."""
     top = _Table(source, "", data)
     top.no_other_keys({"prefix", "type", "operator", "semiring", "nccl", *TABLE_KEYS})
+    prefix = _prefix(top, prefix_override)
+    for k in ("type", "operator", "semiring", *TABLE_KEYS):
+        if k in data and not (isinstance(data[k], list) and all(isinstance(x, dict) for x in data[k])):
+            top.fail(k, f"expected an array of tables ([[{k}]]), got {_kind(data[k])}")
+
+    nccl = top.get("nccl", "bool", default=False)
+    types = dict(BUILTIN_TYPES)
+    code = []
+    user_types = _read_types(source, data.get("type", []), types, code)
+    user_ops = _read_operators(source, data.get("operator", []), types, code)
+    semirings = _read_semirings(source, data.get("semiring", []), types, code)
+    instances = _read_tables(source, data, extra, prefix, types, user_ops, semirings)
+    if not instances:
+        raise SpecError(
+            source,
+            "reduce",
+            "the spec asks for no kernel (add a [[reduce]], [[scan]], [[segscan]], [[segreduce]], "
+            "[[transpose]], [[matmul]], [[rows]] or [[cols]] table, or --reduce / --scan)",
+        )
+    _check_names(source, user_types, instances)
+    content = json.dumps([data, [list(e) for e in extra], prefix_override], sort_keys=True, default=str)
+    digest = "sha256:" + hashlib.sha256(content.encode()).hexdigest()[:16]
+    return Spec(prefix, source, user_types, user_ops, [inst for _, inst in instances], digest, code, nccl)
+
+
+def _prefix(top: _Table, prefix_override) -> str:
+    """The symbol prefix: the command line's (--prefix) or the spec's, checked."""
     if prefix_override is not None:
         if not IDENT.match(prefix_override):
             raise SpecError("command line", "--prefix", f"{prefix_override!r} is not a C identifier")
@@ -868,38 +907,28 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
         if prefix_override is not None:
             raise SpecError("command line", "--prefix", problem)
         top.fail("prefix", problem)
-    for k in ("type", "operator", "semiring", *TABLE_KEYS):
-        if k in data and not (isinstance(data[k], list) and all(isinstance(x, dict) for x in data[k])):
-            top.fail(k, f"expected an array of tables ([[{k}]]), got {_kind(data[k])}")
+    return prefix
 
-    nccl = top.get("nccl", "bool", default=False)
-    types = dict(BUILTIN_TYPES)
-    code = []
-    user_types = _read_types(source, data.get("type", []), types, code)
-    user_ops = _read_operators(source, data.get("operator", []), types, code)
-    semirings = _read_semirings(source, data.get("semiring", []), types, code)
+
+def _read_tables(source, data, extra, prefix, types, user_ops, semirings) -> list:
+    """[(table, instance)] of every kernel table of the file, then of the command line."""
     instances = []
     for kind in TABLE_KEYS:
         file_entries = [(f"{kind}[{n}]", raw) for n, raw in enumerate(data.get(kind, []))]
         if kind == "matmul":
             instances += _read_matmuls(source, file_entries, prefix, types, semirings)
-            continue
-        if kind in ("rows", "cols"):
+        elif kind in ("rows", "cols"):
             instances += _read_axis(kind, source, file_entries, prefix, types, user_ops)
-            continue
-        instances += _read_instances(kind, source, file_entries, prefix, types, user_ops)
+        else:
+            instances += _read_instances(kind, source, file_entries, prefix, types, user_ops)
     for kind in CLI_KINDS:
         cli_entries = [(f"--{kind} {text}", parse_cli_entry(kind, text)) for k, text in extra if k == kind]
         instances += _read_instances(kind, "command line", cli_entries, prefix, types, user_ops)
-    if not instances:
-        raise SpecError(
-            source,
-            "reduce",
-            "the spec asks for no kernel (add a [[reduce]], [[scan]], [[segscan]], [[segreduce]], "
-            "[[transpose]], [[matmul]], [[rows]] or [[cols]] table, or --reduce / --scan)",
-        )
+    return instances
 
-    # every name the header declares, and which table asked for it: no two may be the same
+
+def _check_names(source, user_types, instances) -> None:
+    """Every name the header declares, and which table asked for it: no two may be the same."""
     owner = {ty.name: f"type[{n}]" for n, ty in enumerate(user_types)}
     for t, inst in instances:
         for ty in inst.extra_types:  # pair and accumulator structs of builtin operators
@@ -916,9 +945,6 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
                     t.fail("", f"asks for {symbol}, which {owner[symbol]} already asks for: drop one of them")
                 t.fail("name", f"{symbol} is generated twice (also by {owner[symbol]}); give one of them a name")
             owner[symbol] = t.where
-    content = json.dumps([data, [list(e) for e in extra], prefix_override], sort_keys=True, default=str)
-    digest = "sha256:" + hashlib.sha256(content.encode()).hexdigest()[:16]
-    return Spec(prefix, source, user_types, user_ops, [inst for _, inst in instances], digest, code, nccl)
 
 
 def load(path, extra=(), prefix_override=None) -> Spec:
