@@ -190,8 +190,8 @@ def _generate(args: argparse.Namespace) -> int:
         print(emit.PACKAGE_DIR / "cmake")
         return EXIT_OK
     if args.print_deps:
-        for path in emit.generator_files():
-            print(path)
+        for dep in emit.generator_files():
+            print(dep)
         return EXIT_OK
     spec, tuning_note = _tuned(_load(args), args)
     if args.list:
@@ -205,8 +205,8 @@ def _generate(args: argparse.Namespace) -> int:
             print(path)
         return EXIT_OK
     note = "" if args.no_compile_check else probe.check(spec)
-    for line in emit.write(targets, out, spec.prefix + ".h"):
-        print(line)
+    for wrote in emit.write(targets, out, spec.prefix + ".h"):
+        print(wrote)
     for line in (tuning_note, note):
         if line:
             print(f"note: {line}", file=sys.stderr)

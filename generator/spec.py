@@ -10,7 +10,9 @@ import hashlib
 import json
 import re
 import tomllib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 from . import tuning
 from .ctypes_ import BUILTIN_TYPES, CType, struct_type
@@ -35,12 +37,14 @@ class _Public:
     """An instance named by its public_name: the file it is written to, and the C functions the
     header declares for it (the function and its workspace size)."""
 
+    public_name: str
+
     @property
     def file_stem(self) -> str:
         return self.public_name
 
     @property
-    def symbols(self) -> tuple:
+    def symbols(self) -> tuple[str, str]:
         return (self.public_name, f"{self.public_name}_workspace_bytes")
 
 
@@ -55,12 +59,12 @@ class Instance(_Public):
     items: int
     public_name: str
     heads: Heads = Heads.NONE
-    index: CType = None  # the key type (heads = "keys") or the offset type (heads = "offsets")
+    index: CType | None = None  # the key type (heads = "keys") or the offset type (heads = "offsets")
     blocks_per_sm: int = 0  # resident blocks an SM to ask of the compiler (0: chosen here)
     sized: bool = False  # the shape left to the tuning module: other shapes may take other sizes of n
     # shapes by n from a tuning file (tunefile.apply): ((largest n or None, block, items,
     # blocks_per_sm), ...), the last for every larger n; () where the tuning module decides
-    shapes: tuple = ()
+    shapes: tuple[tuple[int | None, int, int, int], ...] = ()
 
     @property
     def kernel_name(self) -> str:
@@ -72,6 +76,8 @@ class Instance(_Public):
 
     @property
     def index_suffix(self) -> str:
+        if self.index is None:
+            return ""
         if self.heads == Heads.KEYS:
             return f"_by_{self.index.name}"
         if self.heads == Heads.OFFSETS:
@@ -93,7 +99,7 @@ class Instance(_Public):
         return "reduce" if self.primitive == Primitive.REDUCE else "scan"
 
     @property
-    def extra_types(self) -> tuple:
+    def extra_types(self) -> list[CType]:
         """Types the generator declares for this instance (a builtin operator's structs)."""
         return self.op.extra_types
 
@@ -117,7 +123,7 @@ class Transpose(_Public):
     remedy: str
     public_name: str
     naive: bool = False
-    op: object = None  # an Operator whose lift maps each element (in_type -> type), or None
+    op: Operator | None = None  # an Operator whose lift maps each element (in_type -> type), or None
     family = "transpose"
 
     @property
@@ -125,8 +131,8 @@ class Transpose(_Public):
         return self.op.in_type if self.op else self.type
 
     @property
-    def extra_types(self):
-        return self.op.extra_types if self.op else ()
+    def extra_types(self) -> list[CType]:
+        return self.op.extra_types if self.op else []
 
     @property
     def shape(self) -> tuning.TransposeShape:
@@ -149,14 +155,14 @@ class Matmul(_Public):
     semiring: Semiring
     layout: str  # "nn", "nt", "tn", "tt": whether A, B are stored transposed
     witness: bool
-    block: tuple  # (m, n, k), or () for the default
-    thread: tuple  # (m, n), or ()
+    block: tuple[int, ...]  # (m, n, k), or () for the default
+    thread: tuple[int, ...]  # (m, n), or ()
     public_name: str
-    warp: tuple = ()  # (m, n), or ()
-    pipeline: str = None  # "registers" or "async", or None for the default
-    stages: int = None
+    warp: tuple[int, ...] = ()  # (m, n), or ()
+    pipeline: str | None = None  # "registers" or "async", or None for the default
+    stages: int | None = None
     family = "matmul"
-    extra_types = ()
+    extra_types: tuple[()] = ()
 
     @property
     def shape(self) -> tuning.MatmulShape:
@@ -176,31 +182,37 @@ class Matmul(_Public):
         )
 
 
-def _matmul_shape(sr, witness, block, thread, warp, pipeline, stages) -> tuning.MatmulShape:
+def _matmul_shape(
+    sr: Semiring,
+    witness: bool,
+    block: tuple[int, ...],
+    thread: tuple[int, ...],
+    warp: tuple[int, ...],
+    pipeline: str | None,
+    stages: int | None,
+) -> tuning.MatmulShape:
     sizes = (sr.a_type.size, sr.b_type.size)
     structs = "struct" in (sr.a_type.kind, sr.b_type.kind)
     return tuning.matmul_shape(sr.c_type.size, witness, block, thread, warp, pipeline, stages, sizes, structs)
 
 
 @dataclass(frozen=True)
-class Rows(_Public):
-    """One reduce or scan along rows to generate: each row of a rows x cols array with a row pitch
-    folded (kind "reduce") or scanned ("scan", "exscan") on its own by an operator; the shape
-    (tuning.rows_shape) is resolved from the input's size."""
+class Axis(_Public):
+    """An instance along the rows or down the columns of a rows x cols array with a row pitch, by
+    an operator: Rows or Cols."""
 
     prefix: str
     op: Operator
     public_name: str
     kind: str = "reduce"
-    family = "rows"
+    family = ""
 
     @property
-    def shape(self):
-        size = self.op.in_type.size
-        return tuning.rows_shape(size) if self.family == "rows" else tuning.cols_shape(size, self.op.acc_type.size)
+    def shape(self) -> tuning.RowsShape | tuning.ColsShape:
+        raise NotImplementedError
 
     @property
-    def extra_types(self) -> tuple:
+    def extra_types(self) -> list[CType]:
         return self.op.extra_types
 
     @property
@@ -209,22 +221,42 @@ class Rows(_Public):
 
 
 @dataclass(frozen=True)
-class Cols(Rows):
+class Rows(Axis):
+    """One reduce or scan along rows to generate: each row of a rows x cols array with a row pitch
+    folded (kind "reduce") or scanned ("scan", "exscan") on its own by an operator; the shape
+    (tuning.rows_shape) is resolved from the input's size."""
+
+    family = "rows"
+
+    @property
+    def shape(self) -> tuning.RowsShape:
+        return tuning.rows_shape(self.op.in_type.size)
+
+
+@dataclass(frozen=True)
+class Cols(Axis):
     """One reduce along columns to generate: one result a column of a rows x cols array with a row
-    pitch, folding down the rows in order."""
+    pitch, folding down the rows in order (tuning.cols_shape)."""
 
     family = "cols"
+
+    @property
+    def shape(self) -> tuning.ColsShape:
+        return tuning.cols_shape(self.op.in_type.size, self.op.acc_type.size)
+
+
+Kernel = Instance | Transpose | Matmul | Rows | Cols  # an instance of any family
 
 
 @dataclass
 class Spec:
     prefix: str
     source: str  # where the spec came from, for error messages only
-    user_types: list
-    user_operators: dict
-    instances: list
+    user_types: list[CType]
+    user_operators: dict[str, Operator]
+    instances: list[Kernel]
     digest: str = ""  # a hash of the spec's content: what generated files are stamped with
-    user_code: list = field(default_factory=list)  # [UserCode]: the C the spec brings, by key
+    user_code: list["UserCode"] = field(default_factory=list)  # the C the spec brings, by key
     nccl: bool = False  # reduces and scans also across the ranks of an NCCL communicator
     tuning: str = ""  # where the shapes came from when a tuning file gave some (tunefile.Tuning.summary)
 
@@ -238,10 +270,10 @@ class UserCode:
     # "type", "identity", "combine", "lift", or a semiring's "sr_zero", "sr_add", "sr_mul", "sr_step", "sr_fast"
     kind: str
     text: str  # the C definition, or the function body as generated
-    type: object = None  # CType: the type defined (type), or the accumulator (functions)
-    in_type: object = None  # CType: a lift's input (a semiring's mul and step: A's)
-    b_type: object = None  # CType: a semiring's mul and step: B's
-    inputs: tuple = ()  # CTypes: a lift's several inputs (x0, x1, ...)
+    type: CType  # the type defined (type), or the accumulator (functions)
+    in_type: CType | None = None  # a lift's input (a semiring's mul and step: A's)
+    b_type: CType | None = None  # a semiring's mul and step: B's
+    inputs: tuple[CType, ...] = ()  # CTypes: a lift's several inputs (x0, x1, ...)
 
 
 # Names a user type must not take: C and C++ keywords, the standard and CUDA typedefs that the
@@ -312,6 +344,10 @@ def _reserved(name: str) -> str:
     return ""
 
 
+Entries = list[tuple[str, Any]]  # (where, raw table) pairs of one kind of table; `where` names it in errors
+Read = list[tuple["_Table", Kernel]]  # each instance a table asks for, with the table (for errors)
+
+
 # ---------------------------------------------------------------------------------------------
 # small checkers: each raises SpecError naming the key
 
@@ -319,18 +355,18 @@ def _reserved(name: str) -> str:
 class _Table:
     """A TOML table being read: remembers where it came from and which keys were used."""
 
-    def __init__(self, source: str, where: str, data):
+    def __init__(self, source: str, where: str, data: object):
         if not isinstance(data, dict):
             raise SpecError(source, where, f"expected a table, got {_kind(data)}")
         self.source, self.where, self.data = source, where, data
 
-    def key(self, k):
+    def key(self, k: str) -> str:
         return f"{self.where}.{k}" if self.where and k else (self.where or k)
 
-    def fail(self, k, problem):
+    def fail(self, k: str, problem: str) -> NoReturn:
         raise SpecError(self.source, self.key(k), problem)
 
-    def get(self, k, kind, default=None, required=False):
+    def get(self, k: str, kind: str, default: Any = None, required: bool = False) -> Any:
         if k not in self.data:
             if required:
                 self.fail(k, "missing (required)")
@@ -352,19 +388,19 @@ class _Table:
             self.fail(k, f"expected {want}, got {_kind(v)}")
         return v
 
-    def ident(self, k, required=True):
+    def ident(self, k: str, required: bool = True) -> Any:
         v = self.get(k, "str", required=required)
         if v is not None and not IDENT.match(v):
             self.fail(k, f"{v!r} is not a C identifier")
         return v
 
-    def no_other_keys(self, allowed):
+    def no_other_keys(self, allowed: Iterable[str]) -> None:
         for k in self.data:
             if k not in allowed:
                 self.fail(k, f"unknown key (known: {', '.join(sorted(allowed))})")
 
 
-def _kind(v):
+def _kind(v: object) -> str:
     return {
         bool: "a boolean",
         int: "an integer",
@@ -375,7 +411,7 @@ def _kind(v):
     }.get(type(v), type(v).__name__)
 
 
-def _check_block(t: _Table, k, v):
+def _check_block(t: _Table, k: str, v: int | None) -> int:
     if v is None:
         return tuning.DEFAULT_BLOCK
     if v < 32 or v > 1024 or v & (v - 1):
@@ -386,15 +422,13 @@ def _check_block(t: _Table, k, v):
 # ---------------------------------------------------------------------------------------------
 
 
-def _body(t: _Table, expr_key, body_key, params, required=True):
+def _body(t: _Table, expr_key: str, body_key: str, params: str) -> str:
     """A C function body from `key` (an expression) or `key_body` (statements)."""
     expr, body = t.get(expr_key, "str"), t.get(body_key, "str")
     if expr is not None and body is not None:
         t.fail(body_key, f"give either {expr_key} or {body_key}, not both")
     if expr is None and body is None:
-        if required:
-            t.fail(expr_key, f"missing: an expression of {params} ({expr_key}) or statements ({body_key})")
-        return None
+        t.fail(expr_key, f"missing: an expression of {params} ({expr_key}) or statements ({body_key})")
     if expr is not None:
         if not expr.strip():
             t.fail(expr_key, "is empty")
@@ -404,7 +438,7 @@ def _body(t: _Table, expr_key, body_key, params, required=True):
     return body.strip()
 
 
-def _read_types(source, data, types, code):
+def _read_types(source: str, data: list[Any], types: dict[str, CType], code: list[UserCode]) -> list[CType]:
     out = []
     for n, raw in enumerate(data):
         t = _Table(source, f"type[{n}]", raw)
@@ -442,7 +476,7 @@ OPERATOR_KEYS = {
 }
 
 
-def _read_operators(source, data, types, code):
+def _read_operators(source: str, data: list[Any], types: dict[str, CType], code: list[UserCode]) -> dict[str, Operator]:
     ops = {}
     for n, raw in enumerate(data):
         t = _Table(source, f"operator[{n}]", raw)
@@ -479,7 +513,7 @@ def _read_operators(source, data, types, code):
     return ops
 
 
-def _operator_inputs(t: _Table, types, acc):
+def _operator_inputs(t: _Table, types: dict[str, CType], acc: CType) -> tuple[CType, tuple[CType, ...], str]:
     """An operator's input: (the input type, the input types of several arrays or (), the lift's
     body): its own type and no lift, or `input` and a lift, or `inputs` and a lift of them all."""
     in_name = t.get("input", "str")
@@ -506,7 +540,7 @@ def _operator_inputs(t: _Table, types, acc):
     return acc, (), "return x;"
 
 
-def _summary(t: _Table, name):
+def _summary(t: _Table, name: str) -> str:
     """The one-line summary of an operator or semiring (its name by default), fit for a C comment."""
     summary = t.get("summary", "str", default=name)
     if re.search(r"/\*|\*/|[\x00-\x1f\x7f]", summary):
@@ -514,7 +548,7 @@ def _summary(t: _Table, name):
     return summary
 
 
-def _expand(t: _Table, k):
+def _expand(t: _Table, k: str) -> list[str]:
     v = t.get(k, "str|list")
     v = [v] if isinstance(v, str) else v
     for x in v:
@@ -535,14 +569,14 @@ TABLE_KEYS = {
 }
 
 
-def _choice(t: _Table, k, allowed, default):
+def _choice(t: _Table, k: str, allowed: Sequence[str], default: str) -> str:
     v = t.get(k, "str", default=default)
     if v not in allowed:
         t.fail(k, f"{v!r} is not one of: {', '.join(allowed)}")
     return v
 
 
-def _index_type(t: _Table, k, types, default=None):
+def _index_type(t: _Table, k: str, types: dict[str, CType], default: str | None = None) -> CType:
     """A key or offset type: a builtin integer type."""
     v = t.get(k, "str", default=default, required=default is None)
     if v not in INTEGERS:
@@ -550,7 +584,7 @@ def _index_type(t: _Table, k, types, default=None):
     return types[v]
 
 
-def _primitives(table_kind, t: _Table, types):
+def _primitives(table_kind: str, t: _Table, types: dict[str, CType]) -> list[tuple[Primitive, Heads, CType | None]]:
     """[(primitive, heads, index type)] that one table asks for."""
     if table_kind == "reduce":
         return [(Primitive.REDUCE, Heads.NONE, None)]
@@ -577,14 +611,16 @@ def _primitives(table_kind, t: _Table, types):
     return [(Primitive.REDUCE_BY_KEY, Heads.KEYS, _index_type(t, "key", types))]
 
 
-def _public_name(prefix, prim, op, heads, index):
+def _public_name(prefix: str, prim: Primitive, op: Operator, heads: Heads, index: CType | None) -> str:
     base = Primitive.REDUCE if prim == Primitive.REDUCE_BY_KEY else prim
-    suffix = f"_by_{index.name}" if heads == Heads.KEYS else ""
+    suffix = f"_by_{index.name}" if heads == Heads.KEYS and index else ""
     return f"{prefix}_{base}_{op.name}_{op.in_type.name}{suffix}"
 
 
-def _read_transposes(source, entries, prefix, types, user_ops):
-    out = []
+def _read_transposes(
+    source: str, entries: Entries, prefix: str, types: dict[str, CType], user_ops: dict[str, Operator]
+) -> Read:
+    out: Read = []
     for where, raw in entries:
         t = _Table(source, where, raw)
         t.no_other_keys(TABLE_KEYS["transpose"])
@@ -624,7 +660,7 @@ def _read_transposes(source, entries, prefix, types, user_ops):
     return out
 
 
-def _read_semirings(source, data, types, code):
+def _read_semirings(source: str, data: list[Any], types: dict[str, CType], code: list[UserCode]) -> dict[str, Semiring]:
     out = {}
     for n, raw in enumerate(data):
         t = _Table(source, f"semiring[{n}]", raw)
@@ -672,7 +708,7 @@ def _read_semirings(source, data, types, code):
     return out
 
 
-def _expr(t: _Table, k) -> str:
+def _expr(t: _Table, k: str) -> str:
     v = t.get(k, "str", required=True).strip()
     if not v:
         t.fail(k, "is empty")
@@ -682,8 +718,10 @@ def _expr(t: _Table, k) -> str:
 LAYOUTS = ("nn", "nt", "tn", "tt")
 
 
-def _read_matmuls(source, entries, prefix, types, semirings):
-    out = []
+def _read_matmuls(
+    source: str, entries: Entries, prefix: str, types: dict[str, CType], semirings: dict[str, Semiring]
+) -> Read:
+    out: Read = []
     for where, raw in entries:
         t = _Table(source, where, raw)
         t.no_other_keys(TABLE_KEYS["matmul"])
@@ -719,7 +757,9 @@ def _read_matmuls(source, entries, prefix, types, semirings):
     return out
 
 
-def _semirings(t: _Table, names, type_names, semirings) -> list:
+def _semirings(
+    t: _Table, names: list[str], type_names: list[str] | None, semirings: dict[str, Semiring]
+) -> list[Semiring]:
     """The semirings a [[matmul]]'s `semiring` and `type` keys name (lists expanded), each checked."""
     combos = []
     for sn in names:
@@ -741,7 +781,7 @@ def _semirings(t: _Table, names, type_names, semirings) -> list:
     return combos
 
 
-def _int_list(t: _Table, k, length):
+def _int_list(t: _Table, k: str, length: int) -> list[int]:
     if k not in t.data:
         return []
     v = t.data[k]
@@ -752,7 +792,14 @@ def _int_list(t: _Table, k, length):
     return v
 
 
-def _operators(t: _Table, prefix, op_names, type_names, types, user_ops) -> list:
+def _operators(
+    t: _Table,
+    prefix: str,
+    op_names: list[str],
+    type_names: list[str] | None,
+    types: dict[str, CType],
+    user_ops: dict[str, Operator],
+) -> list[Operator]:
     """The operators a table's `op` and `type` keys name (lists expanded), each checked."""
     combos = []
     for op_name in op_names:
@@ -785,9 +832,11 @@ def _operators(t: _Table, prefix, op_names, type_names, types, user_ops) -> list
     return combos
 
 
-def _read_axis(kind, source, entries, prefix, types, user_ops):
+def _read_axis(
+    kind: str, source: str, entries: Entries, prefix: str, types: dict[str, CType], user_ops: dict[str, Operator]
+) -> Read:
     """[[rows]] or [[cols]]: a reduce along each row (or a scan: kind), or down each column"""
-    out = []
+    out: Read = []
     for where, raw in entries:
         t = _Table(source, where, raw)
         t.no_other_keys(TABLE_KEYS[kind])
@@ -817,11 +866,18 @@ def _read_axis(kind, source, entries, prefix, types, user_ops):
     return out
 
 
-def _read_instances(table_kind, source, entries, prefix, types, user_ops):
+def _read_instances(
+    table_kind: str,
+    source: str,
+    entries: Entries,
+    prefix: str,
+    types: dict[str, CType],
+    user_ops: dict[str, Operator],
+) -> Read:
     """entries: (where, table) pairs of one kind of table; `where` names the table in errors."""
     if table_kind == "transpose":
         return _read_transposes(source, entries, prefix, types, user_ops)
-    out = []
+    out: Read = []
     for where, raw in entries:
         t = _Table(source, where, raw)
         t.no_other_keys(TABLE_KEYS[table_kind])
@@ -858,7 +914,9 @@ def _read_instances(table_kind, source, entries, prefix, types, user_ops):
     return out
 
 
-def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
+def parse(
+    data: dict[str, Any], source: str, extra: Sequence[tuple[str, str]] = (), prefix_override: str | None = None
+) -> Spec:
     """Check a spec already read into Python values; return the Spec or raise SpecError.
     `extra`: command-line entries, (table kind, text) pairs such as ("scan", "sum:f32:b256")."""
     top = _Table(source, "", data)
@@ -870,7 +928,7 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
 
     nccl = top.get("nccl", "bool", default=False)
     types = dict(BUILTIN_TYPES)
-    code = []
+    code: list[UserCode] = []
     user_types = _read_types(source, data.get("type", []), types, code)
     user_ops = _read_operators(source, data.get("operator", []), types, code)
     semirings = _read_semirings(source, data.get("semiring", []), types, code)
@@ -888,7 +946,7 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
     return Spec(prefix, source, user_types, user_ops, [inst for _, inst in instances], digest, code, nccl)
 
 
-def _prefix(top: _Table, prefix_override) -> str:
+def _prefix(top: _Table, prefix_override: str | None) -> str:
     """The symbol prefix: the command line's (--prefix) or the spec's, checked."""
     if prefix_override is not None:
         if not IDENT.match(prefix_override):
@@ -910,9 +968,17 @@ def _prefix(top: _Table, prefix_override) -> str:
     return prefix
 
 
-def _read_tables(source, data, extra, prefix, types, user_ops, semirings) -> list:
+def _read_tables(
+    source: str,
+    data: dict[str, Any],
+    extra: Sequence[tuple[str, str]],
+    prefix: str,
+    types: dict[str, CType],
+    user_ops: dict[str, Operator],
+    semirings: dict[str, Semiring],
+) -> Read:
     """[(table, instance)] of every kernel table of the file, then of the command line."""
-    instances = []
+    instances: Read = []
     for kind in TABLE_KEYS:
         file_entries = [(f"{kind}[{n}]", raw) for n, raw in enumerate(data.get(kind, []))]
         if kind == "matmul":
@@ -927,7 +993,7 @@ def _read_tables(source, data, extra, prefix, types, user_ops, semirings) -> lis
     return instances
 
 
-def _check_names(source, user_types, instances) -> None:
+def _check_names(source: str, user_types: list[CType], instances: Read) -> None:
     """Every name the header declares, and which table asked for it: no two may be the same."""
     owner = {ty.name: f"type[{n}]" for n, ty in enumerate(user_types)}
     for t, inst in instances:
@@ -947,7 +1013,7 @@ def _check_names(source, user_types, instances) -> None:
             owner[symbol] = t.where
 
 
-def load(path, extra=(), prefix_override=None) -> Spec:
+def load(path: str | None, extra: Sequence[tuple[str, str]] = (), prefix_override: str | None = None) -> Spec:
     """Read a TOML spec file (path may be None: command line only)."""
     if path is None:
         if prefix_override is None:
@@ -977,13 +1043,15 @@ CLI_FORMS = {
 }
 
 
-def parse_cli_entry(kind: str, text: str) -> dict:
+def parse_cli_entry(kind: str, text: str) -> dict[str, Any]:
     """`--reduce OP:TYPE[:bBLOCK][:tITEMS]` -> a [[reduce]] table; `--scan` the same, with a kind."""
     where = f"--{kind} {text}"
     parts = text.split(":")
     if len(parts) < 2 or not parts[0] or not parts[1]:
         raise SpecError("command line", where, f"expected {CLI_FORMS[kind]}")
-    table, given = {"op": parts[0], "type": parts[1]}, {}
+    table: dict[str, Any] = {"op": parts[0], "type": parts[1]}
+    given: dict[str, str] = {}
+    value: str | int
     for p in parts[2:]:
         if kind == "scan" and p in ("inclusive", "exclusive"):
             key, value = "kind", p

@@ -115,7 +115,7 @@ def parser() -> Parser:
     return p
 
 
-def _sizes(text):
+def _sizes(text: str) -> list[int]:
     try:
         sizes = [int(t, 0) for t in text.split(",") if t.strip()]
     except ValueError:
@@ -125,7 +125,7 @@ def _sizes(text):
     return sorted(set(sizes))
 
 
-def _run(cmd, log: Path, cwd=None) -> str:
+def _run(cmd: list[str], log: Path, cwd: Path | None = None) -> str:
     try:
         r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     except FileNotFoundError:
@@ -137,46 +137,46 @@ def _run(cmd, log: Path, cwd=None) -> str:
     return r.stdout
 
 
-def choose(sizes, scores, builtin, margin=MARGIN, max_shapes=MAX_SHAPES):
+def choose(
+    sizes: list[int],
+    scores: list[list[float | None]],
+    builtin: list[int],
+    margin: float = MARGIN,
+    max_shapes: int = MAX_SHAPES,
+) -> list[tuple[int | None, int]]:
     """The shapes by n: [(upto or None, candidate)].  `scores[c][k]`: candidate c's time at
     sizes[k] (None: not usable); `builtin[k]`: the built-in shape's candidate at sizes[k]."""
-    win = []
+
+    def at(c: int, k: int) -> float:
+        v = scores[c][k]
+        return math.inf if v is None else v
+
+    win: list[int] = []
     for k in range(len(sizes)):
         b = builtin[k]
         usable = [c for c in range(len(scores)) if scores[c][k] is not None]
-        best = min(usable, key=lambda c: scores[c][k], default=b)
-        clear = scores[b][k] is None or scores[best][k] < scores[b][k] * (1 - margin)
+        best = min(usable, key=lambda c: at(c, k), default=b)
+        clear = scores[b][k] is None or at(best, k) < at(b, k) * (1 - margin)
         p = win[-1] if win else None
-        if p is not None and scores[p][k] is not None and scores[p][k] <= scores[best][k] * (1 + margin):
-            if scores[b][k] is None or scores[p][k] < scores[b][k] * (1 - margin):
+        if p is not None and scores[p][k] is not None and at(p, k) <= at(best, k) * (1 + margin):
+            if scores[b][k] is None or at(p, k) < at(b, k) * (1 - margin):
                 best = p  # the shape of the size before, as fast and clear of the built-in: fewer switches
         win.append(best if clear else b)
-    runs = []  # [candidate, [size indices]]
-    for k, c in enumerate(win):
-        if runs and runs[-1][0] == c:
-            runs[-1][1].append(k)
-        else:
-            runs.append([c, [k]])
+    runs = _runs(win)
     while len({c for c, _ in runs}) > max_shapes:
         # give the run whose shape costs least to replace its neighbour's shape
-        def cost(r, by, runs=runs):
-            c, ks = runs[r][0], runs[r][1]
-            return sum((scores[by][k] or math.inf) / scores[c][k] for k in ks) - len(ks)
+        def cost(r: int, by: int, runs: list[tuple[int, list[int]]] = runs) -> float:
+            c, ks = runs[r]
+            return sum((scores[by][k] or math.inf) / at(c, k) for k in ks) - len(ks)
 
         options = [
             (cost(r, runs[r + d][0]), r, r + d) for r in range(len(runs)) for d in (-1, 1) if 0 <= r + d < len(runs)
         ]
         _, r, n = min(options)
-        runs[n][1] = sorted(runs[n][1] + runs[r][1])
+        runs[n] = (runs[n][0], sorted(runs[n][1] + runs[r][1]))
         del runs[r]
-        merged = []
-        for c, ks in runs:
-            if merged and merged[-1][0] == c:
-                merged[-1][1].extend(ks)
-            else:
-                merged.append([c, ks])
-        runs = merged
-    out = []
+        runs = _runs([c for c, ks in runs for _ in ks], [k for _, ks in runs for k in ks])
+    out: list[tuple[int | None, int]] = []
     for r, (c, ks) in enumerate(runs):
         if r + 1 < len(runs):
             a, b = sizes[ks[-1]], sizes[runs[r + 1][1][0]]
@@ -186,7 +186,20 @@ def choose(sizes, scores, builtin, margin=MARGIN, max_shapes=MAX_SHAPES):
     return out
 
 
-def _builtin_pick(inst, cands, n):
+def _runs(cands: list[int], ks: list[int] | None = None) -> list[tuple[int, list[int]]]:
+    """Neighbours of the same candidate joined: [(candidate, [their size indices])]; `cands[j]`
+    is the candidate at size index `ks[j]` (default: j)."""
+    runs: list[tuple[int, list[int]]] = []
+    for j, c in enumerate(cands):
+        k = j if ks is None else ks[j]
+        if runs and runs[-1][0] == c:
+            runs[-1][1].append(k)
+        else:
+            runs.append((c, [k]))
+    return runs
+
+
+def _builtin_pick(inst: Instance, cands: list[Instance], n: int) -> int:
     """The candidate the built-in shapes use for n."""
     shapes = tuning.size_shapes(inst) or [(None, inst)]
     shape = next(s for upto, s in shapes if upto is None or n <= upto)
@@ -194,7 +207,7 @@ def _builtin_pick(inst, cands, n):
     return next(k for k, c in enumerate(cands) if (c.block, c.items, c.blocks_per_sm) == key)
 
 
-def _label(c) -> str:
+def _label(c: Instance) -> str:
     return f"{c.block} x {c.items}" + (f" ({c.blocks_per_sm} a SM)" if c.blocks_per_sm else "")
 
 
@@ -251,7 +264,10 @@ def _chosen(spec: Spec, args: argparse.Namespace) -> list[Instance]:
         if args.only and name not in args.only:
             continue
         why = tunefile.tunable(inst, spec)
-        (skipped.append(f"{name}: {why}") if why else chosen.append(inst))
+        if why:
+            skipped.append(f"{name}: {why}")
+        elif isinstance(inst, Instance):  # as every tunable one is (a reduce or a scan)
+            chosen.append(inst)
     if not chosen:
         raise SpecError(args.spec, "", "no instance to tune: " + ("; ".join(skipped) or "the spec has none"))
     for line in skipped:
@@ -483,7 +499,7 @@ int main(void)
 """
 
 
-def _query_gpu(nvcc, work: Path):
+def _query_gpu(nvcc: str, work: Path) -> tuple[str, str]:
     """(name, arch) of this machine's GPU (the one CUDA picks first), or TuneError."""
     (work / "gpu.cu").write_text(_QUERY)
     _run([nvcc, "gpu.cu", "-o", "gpu"], work / "gpu.build.log", cwd=work)
@@ -496,7 +512,7 @@ def _query_gpu(nvcc, work: Path):
     return f[1], f"sm_{f[2]}{f[3]}"
 
 
-def _fill_note(inst) -> str:
+def _fill_note(inst: Instance) -> str:
     t = inst.op.in_type
     if t.is_float:
         return "small whole numbers 0..7, whose sums are exact"
@@ -505,7 +521,7 @@ def _fill_note(inst) -> str:
     return "every byte 0..7"
 
 
-def _heads_note(inst) -> str:
+def _heads_note(inst: Instance) -> str:
     if not inst.heads:
         return ""
     where = {
