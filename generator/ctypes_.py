@@ -35,7 +35,7 @@ class CType:
         return (self.size + 3) // 4
 
 
-def _int(name, c, size, signed):
+def _int(name: str, c: str, size: int, signed: bool) -> CType:
     bits = size * 8
     if signed:
         lo, hi = f"INT{bits}_MIN", f"INT{bits}_MAX"

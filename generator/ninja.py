@@ -8,14 +8,16 @@ variables of the file that includes it: `nvcc` (the compiler) and `nvflags` (its
 only the files whose bytes change.
 """
 
+import argparse
 import shlex
 from pathlib import Path
 
 from . import __version__
 from .emit import generator_files
+from .spec import Spec
 
 
-def _path(p, relative=False) -> str:
+def _path(p: str | Path, relative: bool = False) -> str:
     """A path as a build line spells it (as given on the command line, so that the including file
     names it the same way; the generator's own files relative to the current folder where they lie
     under it), with ninja's special characters escaped."""
@@ -28,7 +30,7 @@ def _path(p, relative=False) -> str:
     return str(p).replace("$", "$$").replace(" ", "$ ").replace(":", "$:")
 
 
-def _command(args) -> str:
+def _command(args: argparse.Namespace) -> str:
     """The command line that wrote the fragment, to write it again."""
     # -P: a folder named assocgen in the folder ninja runs in must not shadow the package
     argv = ["python3", "-P", "-m", "assocgen"]
@@ -57,7 +59,7 @@ def _command(args) -> str:
     return " ".join(shlex.quote(str(a)) for a in argv).replace("$", "$$")
 
 
-def fragment(spec, args, targets: dict, path: Path) -> str:
+def fragment(spec: Spec, args: argparse.Namespace, targets: dict[Path, str], path: Path) -> str:
     p = spec.prefix
     header = next(t for t in targets if t.suffix == ".h")
     sources = sorted(t for t in targets if t.suffix == ".cu")

@@ -13,6 +13,7 @@ and a `commutative` flag.  Templates only ever read these fields; they never loo
 operator's name.  A non-commutative operator is folded in input order, x[0] (+) x[1] (+) ...
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .ctypes_ import BUILTIN_TYPES, CType, struct_type
@@ -53,7 +54,7 @@ class Operator:
         return ", ".join(f"x{k}" for k in range(len(self.inputs))) if self.inputs else "x"
 
     @property
-    def struct_types(self):
+    def struct_types(self) -> list[CType]:
         """The distinct struct types among inputs, accumulator and result."""
         seen = []
         for t in (*self.in_types, self.acc_type, self.out_type):
@@ -62,7 +63,7 @@ class Operator:
         return seen
 
     @property
-    def extra_types(self):
+    def extra_types(self) -> list[CType]:
         """Types this operator brings along (pair structs, compensated accumulators)."""
         return [t for t in self.struct_types if t.definition]
 
@@ -71,11 +72,14 @@ def _ret(expr: str) -> str:
     return f"return {expr};"
 
 
+Factory = Callable[[str, CType], Operator]  # a builtin operator of a type, named with the prefix
+
+
 # ----------------------------------------------------------------------------------------------
 # builtin operators: name -> (applies to, factory(prefix, type) -> Operator, one-line summary)
 
 
-def _sum(prefix, t):
+def _sum(prefix: str, t: CType) -> Operator:
     if t.is_integer:  # wraps modulo 2^bits, as the C unsigned types do; no signed overflow
         body = _ret(f"({t.c})(({t.wide})a + ({t.wide})b)")
     else:
@@ -83,7 +87,7 @@ def _sum(prefix, t):
     return Operator("sum", t, t, t, body, _ret(f"({t.c})0"), True, summary="sum", nccl_op="ncclSum")
 
 
-def _prod(prefix, t):
+def _prod(prefix: str, t: CType) -> Operator:
     if t.is_integer:
         body = _ret(f"({t.c})(({t.wide})a * ({t.wide})b)")
     else:
@@ -91,8 +95,8 @@ def _prod(prefix, t):
     return Operator("prod", t, t, t, body, _ret(f"({t.c})1"), True, summary="product", nccl_op="ncclProd")
 
 
-def _minmax(which):
-    def make(prefix, t):
+def _minmax(which: str) -> Factory:
+    def make(prefix: str, t: CType) -> Operator:
         if t.is_float:
             fn = {"min": "fmin", "max": "fmax"}[which] + ("f" if t.size == 4 else "")
             body = _ret(f"{fn}(a, b)")
@@ -107,8 +111,8 @@ def _minmax(which):
     return make
 
 
-def _bitwise(which, sym, ident):
-    def make(prefix, t):
+def _bitwise(which: str, sym: str, ident: str) -> Factory:
+    def make(prefix: str, t: CType) -> Operator:
         return Operator(
             which, t, t, t, _ret(f"({t.c})(a {sym} b)"), _ret(ident.format(c=t.c)), True, summary=f"bitwise {which}"
         )
@@ -116,15 +120,15 @@ def _bitwise(which, sym, ident):
     return make
 
 
-def arg_type(prefix, t):
+def arg_type(prefix: str, t: CType) -> CType:
     """The (value, index) pair that argmin/argmax return; public, declared in the header."""
     name = f"{prefix}_arg_{t.name}"
     definition = f"typedef struct {{ {t.c} value; int64_t index; }} {name};  /* index -1: empty input */"
     return struct_type(name, name, 16 if t.size <= 8 else t.size + 8, definition)
 
 
-def _arg(which):
-    def make(prefix, t):
+def _arg(which: str) -> Factory:
+    def make(prefix: str, t: CType) -> Operator:
         pair = arg_type(prefix, t)
         better = "b.value < a.value" if which == "min" else "a.value < b.value"
         # Ties go to the lower index; the identity's index -1 compares as the largest.
@@ -149,7 +153,7 @@ def _arg(which):
     return make
 
 
-def _ksum(prefix, t):
+def _ksum(prefix: str, t: CType) -> Operator:
     """Kahan-Babuska / Neumaier compensated sum: a running sum and its lost low-order part."""
     name = f"{prefix}_ksum_{t.name}"  # public: an exclusive scan's init has this type
     acc = struct_type(
@@ -183,7 +187,7 @@ INTEGERS = tuple(n for n, t in BUILTIN_TYPES.items() if t.is_integer)
 FLOATS = tuple(n for n, t in BUILTIN_TYPES.items() if t.is_float)
 NUMERIC = INTEGERS + FLOATS
 
-BUILTIN_OPERATORS = {
+BUILTIN_OPERATORS: dict[str, tuple[tuple[str, ...], Factory]] = {
     "sum": (NUMERIC, _sum),
     "prod": (NUMERIC, _prod),
     "min": (NUMERIC, _minmax("min")),

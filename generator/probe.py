@@ -15,7 +15,9 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 from .spec import Spec, SpecError
 
@@ -108,7 +110,9 @@ def _cuda_probe(spec: Spec) -> str:
     return "".join(parts)
 
 
-def _first_error(output: str, pattern, keys, accept=None):
+def _first_error(
+    output: str, pattern: re.Pattern[str], keys: set[str], accept: Callable[[str, str], object] | None = None
+) -> tuple[str, int, str] | None:
     """(key, line, message) of the compiler's first error in the user's code, or None."""
     for m in pattern.finditer(output):
         where, line = m.group(1), int(m.group(2))
@@ -120,7 +124,7 @@ def _first_error(output: str, pattern, keys, accept=None):
     return None
 
 
-def _run(cmd, source: str, name: str):
+def _run(cmd: list[str], source: str, name: str) -> tuple[subprocess.CompletedProcess[str] | None, str]:
     with tempfile.TemporaryDirectory(prefix="assocgen-probe-") as d:
         path = Path(d) / name
         path.write_text(source)
@@ -141,7 +145,7 @@ def check(spec: Spec) -> str:
     keys = {c.key for c in spec.user_code} | {c.key.replace(": c", ": size") for c in spec.user_code}
     skipped = []
 
-    def fail(found):
+    def fail(found: tuple[str, int, str]) -> NoReturn:
         key, line, message = found
         at = f" (line {line})" if line > 1 else (" (at its end)" if line == 0 else "")
         raise SpecError(spec.source, key, f"{message}{at}")

@@ -92,10 +92,10 @@ def one_trip_loops(text: str) -> str:
     """`text` with every one-trip loop printed as its body (a braced body stays a block)."""
     lines = str(text).split("\n")
     while True:
-        i = next((k for k, line in enumerate(lines) if _ONE_TRIP.match(line)), None)
-        if i is None:
+        found = next(((k, m) for k, line in enumerate(lines) if (m := _ONE_TRIP.match(line))), None)
+        if found is None:
             return "\n".join(lines)
-        m = _ONE_TRIP.match(lines[i])
+        i, m = found
         ind, var, brace = len(m["ind"]), m["v"], bool(m["brace"])
         end = _body_end(lines, i + 1, ind, brace)
         body = [_fold(b, var) for b in lines[i + 1 : end]]

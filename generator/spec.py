@@ -1,76 +1,18 @@
-"""Reading and checking a spec.
+"""Reading and checking a spec: TOML tables (or command-line entries) into a Spec of instances.
 
 A spec comes from a TOML file, from the command line, or both (command-line entries are added
 to the file's).  Every problem is reported as one `SpecError` line that names the source, the
-key and what is wrong; nothing is written until the whole spec has been checked.
-
-    prefix = "vec"                     # every public symbol starts with it
-    nccl = true                        # optional: each reduce and scan also across GPUs (NCCL)
-
-    [[type]]                           # a user type: its C definition and sizeof
-    name = "mat2u"
-    size = 16
-    c = "typedef struct { uint32_t a, b, c, d; } mat2u;"
-
-    [[operator]]                       # a user operator: the contract of operators.py
-    name = "mat2mul"
-    type = "mat2u"
-    identity = "{1u, 0u, 0u, 1u}"      # a C initializer for the type
-    commutative = false
-    combine = "..."                    # an expression of a and b, or
-    combine_body = "..."               # statements of a and b that return the result
-    # input = "f32" with lift = "..." (expression of x and its index i) or lift_body: reduce
-    # an array of another type, e.g. floats into a Welford (count, mean, M2) accumulator;
-    # inputs = ["f32", "f32"] with lift = "x0 * x1": several arrays read in step (a dot product),
-    # the public functions taking d_in0, d_in1, ... (reduce, scan, segscan, segreduce)
-
-    [[reduce]]                         # kernel instances; op and type may be lists
-    op = ["sum", "min"]
-    type = ["f32", "i32"]
-    block = 256                        # threads a block: a power of two, 32..1024
-    items = 16                         # items a thread per step (the tile); default by size
-    name = "..."                       # optional public name (one instance only)
-
-    [[scan]]                           # also: kind = "inclusive" / "exclusive" (or both, a list)
-    [[segscan]]                        # also: kind, heads = "flags" | "keys", key = integer type
-    [[segreduce]]                      # also: by = "offsets" (offset = integer type, default i64)
-                                       #       or by = "keys" (key = integer type): reduce by key
-    # every table above also takes blocks_per_sm: resident blocks an SM to ask of the compiler
-
-    [[transpose]]                      # out-of-place, batched transposes; type may be a list
-    type = ["f32", "rgb"]              # any type: builtin, or a [[type]] of any size (moved as bytes)
-    tile = 32                          # optional: tile x tile elements a block (default by size)
-    rows = 8                           # optional: warps a block (the seeds' BLOCK_ROWS)
-    remedy = "pad"                     # optional: "pad", "swizzle" or "none" (bank conflicts)
-    naive = true                       # optional: the seeds' naive kernel instead (comparisons)
-
-    [[semiring]]                       # a user semiring (semirings.py): C = C (+) A (x) B
-    name = "maxtimes"
-    type = "f32"                       # or a, b, c: the types of A, B and C
-    zero = "0.0f"                      # add's identity, which annihilates mul
-    add = "fmaxf(x, y)"                # associative, commutative: an expression of x and y
-    mul = "a * b"                      # an expression of a (A's) and b (B's), C's type
-    step = "fmaxf(c, a * b)"           # optional: add(c, mul(a, b)) fused
-    selective = true                   # optional: add returns one of x, y (witnesses allowed)
-    fast = "v >= 0.0f"                 # optional, with fast_step: where every element of a step's
-    fast_step = "fmaxf(c, a * b)"      #   tiles satisfies fast (an expression of v), fast_step is exact
-
-    [[matmul]]                         # tiled matrix multiply; semiring and type may be lists
-    semiring = ["plus_times", "min_plus"]   # builtins need a type: f32, f64, i32 (or_and: u8, u32)
-    type = "f32"
-    layout = "nn"                      # optional: "nn", "nt", "tn", "tt" (A, B transposed), or a list
-    witness = true                     # optional: min/max semirings, the k that won each C[i][j]
-    block = [128, 128, 16]             # optional: the block's tile of C (m, n) and its k step
-    thread = [8, 8]                    # optional: the C elements a thread computes (m, n)
-    # or op = "<operator>" in place of type: each element mapped through the operator's lift on
-    # the way (input type -> its type: a conversion, a conjugate); i is the element's input index
+key and what is wrong; nothing is written until the whole spec has been checked.  Every key of
+every table, its default and its limits: docs/spec.md.
 """
 
 import hashlib
 import json
 import re
 import tomllib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 from . import tuning
 from .ctypes_ import BUILTIN_TYPES, CType, struct_type
@@ -95,12 +37,14 @@ class _Public:
     """An instance named by its public_name: the file it is written to, and the C functions the
     header declares for it (the function and its workspace size)."""
 
+    public_name: str
+
     @property
     def file_stem(self) -> str:
         return self.public_name
 
     @property
-    def symbols(self) -> tuple:
+    def symbols(self) -> tuple[str, str]:
         return (self.public_name, f"{self.public_name}_workspace_bytes")
 
 
@@ -115,12 +59,12 @@ class Instance(_Public):
     items: int
     public_name: str
     heads: Heads = Heads.NONE
-    index: CType = None  # the key type (heads = "keys") or the offset type (heads = "offsets")
+    index: CType | None = None  # the key type (heads = "keys") or the offset type (heads = "offsets")
     blocks_per_sm: int = 0  # resident blocks an SM to ask of the compiler (0: chosen here)
     sized: bool = False  # the shape left to the tuning module: other shapes may take other sizes of n
     # shapes by n from a tuning file (tunefile.apply): ((largest n or None, block, items,
     # blocks_per_sm), ...), the last for every larger n; () where the tuning module decides
-    shapes: tuple = ()
+    shapes: tuple[tuple[int | None, int, int, int], ...] = ()
 
     @property
     def kernel_name(self) -> str:
@@ -132,6 +76,8 @@ class Instance(_Public):
 
     @property
     def index_suffix(self) -> str:
+        if self.index is None:
+            return ""
         if self.heads == Heads.KEYS:
             return f"_by_{self.index.name}"
         if self.heads == Heads.OFFSETS:
@@ -153,7 +99,7 @@ class Instance(_Public):
         return "reduce" if self.primitive == Primitive.REDUCE else "scan"
 
     @property
-    def extra_types(self) -> tuple:
+    def extra_types(self) -> list[CType]:
         """Types the generator declares for this instance (a builtin operator's structs)."""
         return self.op.extra_types
 
@@ -177,7 +123,7 @@ class Transpose(_Public):
     remedy: str
     public_name: str
     naive: bool = False
-    op: object = None  # an Operator whose lift maps each element (in_type -> type), or None
+    op: Operator | None = None  # an Operator whose lift maps each element (in_type -> type), or None
     family = "transpose"
 
     @property
@@ -185,8 +131,8 @@ class Transpose(_Public):
         return self.op.in_type if self.op else self.type
 
     @property
-    def extra_types(self):
-        return self.op.extra_types if self.op else ()
+    def extra_types(self) -> list[CType]:
+        return self.op.extra_types if self.op else []
 
     @property
     def shape(self) -> tuning.TransposeShape:
@@ -209,14 +155,14 @@ class Matmul(_Public):
     semiring: Semiring
     layout: str  # "nn", "nt", "tn", "tt": whether A, B are stored transposed
     witness: bool
-    block: tuple  # (m, n, k), or () for the default
-    thread: tuple  # (m, n), or ()
+    block: tuple[int, ...]  # (m, n, k), or () for the default
+    thread: tuple[int, ...]  # (m, n), or ()
     public_name: str
-    warp: tuple = ()  # (m, n), or ()
-    pipeline: str = None  # "registers" or "async", or None for the default
-    stages: int = None
+    warp: tuple[int, ...] = ()  # (m, n), or ()
+    pipeline: str | None = None  # "registers" or "async", or None for the default
+    stages: int | None = None
     family = "matmul"
-    extra_types = ()
+    extra_types: tuple[()] = ()
 
     @property
     def shape(self) -> tuning.MatmulShape:
@@ -236,31 +182,37 @@ class Matmul(_Public):
         )
 
 
-def _matmul_shape(sr, witness, block, thread, warp, pipeline, stages) -> tuning.MatmulShape:
+def _matmul_shape(
+    sr: Semiring,
+    witness: bool,
+    block: tuple[int, ...],
+    thread: tuple[int, ...],
+    warp: tuple[int, ...],
+    pipeline: str | None,
+    stages: int | None,
+) -> tuning.MatmulShape:
     sizes = (sr.a_type.size, sr.b_type.size)
     structs = "struct" in (sr.a_type.kind, sr.b_type.kind)
     return tuning.matmul_shape(sr.c_type.size, witness, block, thread, warp, pipeline, stages, sizes, structs)
 
 
 @dataclass(frozen=True)
-class Rows(_Public):
-    """One reduce or scan along rows to generate: each row of a rows x cols array with a row pitch
-    folded (kind "reduce") or scanned ("scan", "exscan") on its own by an operator; the shape
-    (tuning.rows_shape) is resolved from the input's size."""
+class Axis(_Public):
+    """An instance along the rows or down the columns of a rows x cols array with a row pitch, by
+    an operator: Rows or Cols."""
 
     prefix: str
     op: Operator
     public_name: str
     kind: str = "reduce"
-    family = "rows"
+    family = ""
 
     @property
-    def shape(self):
-        size = self.op.in_type.size
-        return tuning.rows_shape(size) if self.family == "rows" else tuning.cols_shape(size, self.op.acc_type.size)
+    def shape(self) -> tuning.RowsShape | tuning.ColsShape:
+        raise NotImplementedError
 
     @property
-    def extra_types(self) -> tuple:
+    def extra_types(self) -> list[CType]:
         return self.op.extra_types
 
     @property
@@ -269,22 +221,42 @@ class Rows(_Public):
 
 
 @dataclass(frozen=True)
-class Cols(Rows):
+class Rows(Axis):
+    """One reduce or scan along rows to generate: each row of a rows x cols array with a row pitch
+    folded (kind "reduce") or scanned ("scan", "exscan") on its own by an operator; the shape
+    (tuning.rows_shape) is resolved from the input's size."""
+
+    family = "rows"
+
+    @property
+    def shape(self) -> tuning.RowsShape:
+        return tuning.rows_shape(self.op.in_type.size)
+
+
+@dataclass(frozen=True)
+class Cols(Axis):
     """One reduce along columns to generate: one result a column of a rows x cols array with a row
-    pitch, folding down the rows in order."""
+    pitch, folding down the rows in order (tuning.cols_shape)."""
 
     family = "cols"
+
+    @property
+    def shape(self) -> tuning.ColsShape:
+        return tuning.cols_shape(self.op.in_type.size, self.op.acc_type.size)
+
+
+Kernel = Instance | Transpose | Matmul | Rows | Cols  # an instance of any family
 
 
 @dataclass
 class Spec:
     prefix: str
     source: str  # where the spec came from, for error messages only
-    user_types: list
-    user_operators: dict
-    instances: list
+    user_types: list[CType]
+    user_operators: dict[str, Operator]
+    instances: list[Kernel]
     digest: str = ""  # a hash of the spec's content: what generated files are stamped with
-    user_code: list = field(default_factory=list)  # [UserCode]: the C the spec brings, by key
+    user_code: list["UserCode"] = field(default_factory=list)  # the C the spec brings, by key
     nccl: bool = False  # reduces and scans also across the ranks of an NCCL communicator
     tuning: str = ""  # where the shapes came from when a tuning file gave some (tunefile.Tuning.summary)
 
@@ -298,10 +270,10 @@ class UserCode:
     # "type", "identity", "combine", "lift", or a semiring's "sr_zero", "sr_add", "sr_mul", "sr_step", "sr_fast"
     kind: str
     text: str  # the C definition, or the function body as generated
-    type: object = None  # CType: the type defined (type), or the accumulator (functions)
-    in_type: object = None  # CType: a lift's input (a semiring's mul and step: A's)
-    b_type: object = None  # CType: a semiring's mul and step: B's
-    inputs: tuple = ()  # CTypes: a lift's several inputs (x0, x1, ...)
+    type: CType  # the type defined (type), or the accumulator (functions)
+    in_type: CType | None = None  # a lift's input (a semiring's mul and step: A's)
+    b_type: CType | None = None  # a semiring's mul and step: B's
+    inputs: tuple[CType, ...] = ()  # CTypes: a lift's several inputs (x0, x1, ...)
 
 
 # Names a user type must not take: C and C++ keywords, the standard and CUDA typedefs that the
@@ -372,6 +344,10 @@ def _reserved(name: str) -> str:
     return ""
 
 
+Entries = list[tuple[str, Any]]  # (where, raw table) pairs of one kind of table; `where` names it in errors
+Read = list[tuple["_Table", Kernel]]  # each instance a table asks for, with the table (for errors)
+
+
 # ---------------------------------------------------------------------------------------------
 # small checkers: each raises SpecError naming the key
 
@@ -379,18 +355,18 @@ def _reserved(name: str) -> str:
 class _Table:
     """A TOML table being read: remembers where it came from and which keys were used."""
 
-    def __init__(self, source: str, where: str, data):
+    def __init__(self, source: str, where: str, data: object):
         if not isinstance(data, dict):
             raise SpecError(source, where, f"expected a table, got {_kind(data)}")
         self.source, self.where, self.data = source, where, data
 
-    def key(self, k):
+    def key(self, k: str) -> str:
         return f"{self.where}.{k}" if self.where and k else (self.where or k)
 
-    def fail(self, k, problem):
+    def fail(self, k: str, problem: str) -> NoReturn:
         raise SpecError(self.source, self.key(k), problem)
 
-    def get(self, k, kind, default=None, required=False):
+    def get(self, k: str, kind: str, default: Any = None, required: bool = False) -> Any:
         if k not in self.data:
             if required:
                 self.fail(k, "missing (required)")
@@ -412,19 +388,19 @@ class _Table:
             self.fail(k, f"expected {want}, got {_kind(v)}")
         return v
 
-    def ident(self, k, required=True):
+    def ident(self, k: str, required: bool = True) -> Any:
         v = self.get(k, "str", required=required)
         if v is not None and not IDENT.match(v):
             self.fail(k, f"{v!r} is not a C identifier")
         return v
 
-    def no_other_keys(self, allowed):
+    def no_other_keys(self, allowed: Iterable[str]) -> None:
         for k in self.data:
             if k not in allowed:
                 self.fail(k, f"unknown key (known: {', '.join(sorted(allowed))})")
 
 
-def _kind(v):
+def _kind(v: object) -> str:
     return {
         bool: "a boolean",
         int: "an integer",
@@ -435,7 +411,7 @@ def _kind(v):
     }.get(type(v), type(v).__name__)
 
 
-def _check_block(t: _Table, k, v):
+def _check_block(t: _Table, k: str, v: int | None) -> int:
     if v is None:
         return tuning.DEFAULT_BLOCK
     if v < 32 or v > 1024 or v & (v - 1):
@@ -446,15 +422,13 @@ def _check_block(t: _Table, k, v):
 # ---------------------------------------------------------------------------------------------
 
 
-def _body(t: _Table, expr_key, body_key, params, required=True):
+def _body(t: _Table, expr_key: str, body_key: str, params: str) -> str:
     """A C function body from `key` (an expression) or `key_body` (statements)."""
     expr, body = t.get(expr_key, "str"), t.get(body_key, "str")
     if expr is not None and body is not None:
         t.fail(body_key, f"give either {expr_key} or {body_key}, not both")
     if expr is None and body is None:
-        if required:
-            t.fail(expr_key, f"missing: an expression of {params} ({expr_key}) or statements ({body_key})")
-        return None
+        t.fail(expr_key, f"missing: an expression of {params} ({expr_key}) or statements ({body_key})")
     if expr is not None:
         if not expr.strip():
             t.fail(expr_key, "is empty")
@@ -464,7 +438,7 @@ def _body(t: _Table, expr_key, body_key, params, required=True):
     return body.strip()
 
 
-def _read_types(source, data, types, code):
+def _read_types(source: str, data: list[Any], types: dict[str, CType], code: list[UserCode]) -> list[CType]:
     out = []
     for n, raw in enumerate(data):
         t = _Table(source, f"type[{n}]", raw)
@@ -487,25 +461,26 @@ def _read_types(source, data, types, code):
     return out
 
 
-def _read_operators(source, data, types, code):
+OPERATOR_KEYS = {
+    "name",
+    "type",
+    "identity",
+    "commutative",
+    "combine",
+    "combine_body",
+    "input",
+    "inputs",
+    "lift",
+    "lift_body",
+    "summary",
+}
+
+
+def _read_operators(source: str, data: list[Any], types: dict[str, CType], code: list[UserCode]) -> dict[str, Operator]:
     ops = {}
     for n, raw in enumerate(data):
         t = _Table(source, f"operator[{n}]", raw)
-        t.no_other_keys(
-            {
-                "name",
-                "type",
-                "identity",
-                "commutative",
-                "combine",
-                "combine_body",
-                "input",
-                "inputs",
-                "lift",
-                "lift_body",
-                "summary",
-            }
-        )
+        t.no_other_keys(OPERATOR_KEYS)
         name = t.ident("name")
         if name in BUILTIN_OPERATORS or name in ops:
             t.fail("name", f"operator {name!r} is already defined")
@@ -518,37 +493,9 @@ def _read_operators(source, data, types, code):
             t.fail("identity", "is empty")
         commutative = t.get("commutative", "bool", required=True)
         combine = _body(t, "combine", "combine_body", "a and b")
-        in_name = t.get("input", "str")
-        in_names = t.get("inputs", "str|list")
-        in_type = acc
-        inputs = ()
-        lift = "return x;"
-        if in_name is not None and in_names is not None:
-            t.fail("inputs", "give either input (one array) or inputs (several), not both")
-        if in_names is not None:
-            in_names = [in_names] if isinstance(in_names, str) else in_names
-            if not 2 <= len(in_names) <= MAX_INPUTS:
-                t.fail(
-                    "inputs", f"lists {len(in_names)} type(s): several inputs are 2 to {MAX_INPUTS} (one: input = ...)"
-                )
-            for tn in in_names:
-                if tn not in types:
-                    t.fail("inputs", f"unknown type {tn!r} (known: {', '.join(types)})")
-            inputs = tuple(types[tn] for tn in in_names)
-            in_type = max(inputs, key=lambda ty: ty.size)  # the first of the widest: it sizes the words
-            names = ", ".join(f"x{k}" for k in range(len(inputs)))
-            lift = _body(t, "lift", "lift_body", f"{names} (element i of each input) and the index i")
-        elif in_name is not None:
-            if in_name not in types:
-                t.fail("input", f"unknown type {in_name!r} (known: {', '.join(types)})")
-            in_type = types[in_name]
-            lift = _body(t, "lift", "lift_body", "x and its index i")
-        elif t.get("lift", "str") is not None or t.get("lift_body", "str") is not None:
-            t.fail("lift", 'needs input = "<type>" (the type of the array elements) or inputs = [...]')
+        in_type, inputs, lift = _operator_inputs(t, types, acc)
         identity = f"{acc.c} r = {ident}; return r;"
-        summary = t.get("summary", "str", default=name)
-        if re.search(r"/\*|\*/|[\x00-\x1f\x7f]", summary):
-            t.fail("summary", f"{summary!r} would not fit in a C comment (no '/*', '*/' or control characters)")
+        summary = _summary(t, name)
         ops[name] = Operator(
             name, in_type, acc, acc, combine, identity, commutative, lift=lift, summary=summary, inputs=inputs
         )
@@ -557,7 +504,7 @@ def _read_operators(source, data, types, code):
         code.append(
             UserCode(f"{where}: {'combine' if 'combine' in t.data else 'combine_body'}", "combine", combine, acc)
         )
-        if in_name is not None or inputs:
+        if "input" in t.data or inputs:
             code.append(
                 UserCode(
                     f"{where}: {'lift' if 'lift' in t.data else 'lift_body'}", "lift", lift, acc, in_type, inputs=inputs
@@ -566,7 +513,42 @@ def _read_operators(source, data, types, code):
     return ops
 
 
-def _expand(t: _Table, k):
+def _operator_inputs(t: _Table, types: dict[str, CType], acc: CType) -> tuple[CType, tuple[CType, ...], str]:
+    """An operator's input: (the input type, the input types of several arrays or (), the lift's
+    body): its own type and no lift, or `input` and a lift, or `inputs` and a lift of them all."""
+    in_name = t.get("input", "str")
+    in_names = t.get("inputs", "str|list")
+    if in_name is not None and in_names is not None:
+        t.fail("inputs", "give either input (one array) or inputs (several), not both")
+    if in_names is not None:
+        in_names = [in_names] if isinstance(in_names, str) else in_names
+        if not 2 <= len(in_names) <= MAX_INPUTS:
+            t.fail("inputs", f"lists {len(in_names)} type(s): several inputs are 2 to {MAX_INPUTS} (one: input = ...)")
+        for tn in in_names:
+            if tn not in types:
+                t.fail("inputs", f"unknown type {tn!r} (known: {', '.join(types)})")
+        inputs = tuple(types[tn] for tn in in_names)
+        in_type = max(inputs, key=lambda ty: ty.size)  # the first of the widest: it sizes the words
+        names = ", ".join(f"x{k}" for k in range(len(inputs)))
+        return in_type, inputs, _body(t, "lift", "lift_body", f"{names} (element i of each input) and the index i")
+    if in_name is not None:
+        if in_name not in types:
+            t.fail("input", f"unknown type {in_name!r} (known: {', '.join(types)})")
+        return types[in_name], (), _body(t, "lift", "lift_body", "x and its index i")
+    if t.get("lift", "str") is not None or t.get("lift_body", "str") is not None:
+        t.fail("lift", 'needs input = "<type>" (the type of the array elements) or inputs = [...]')
+    return acc, (), "return x;"
+
+
+def _summary(t: _Table, name: str) -> str:
+    """The one-line summary of an operator or semiring (its name by default), fit for a C comment."""
+    summary = t.get("summary", "str", default=name)
+    if re.search(r"/\*|\*/|[\x00-\x1f\x7f]", summary):
+        t.fail("summary", f"{summary!r} would not fit in a C comment (no '/*', '*/' or control characters)")
+    return summary
+
+
+def _expand(t: _Table, k: str) -> list[str]:
     v = t.get(k, "str|list")
     v = [v] if isinstance(v, str) else v
     for x in v:
@@ -587,14 +569,14 @@ TABLE_KEYS = {
 }
 
 
-def _choice(t: _Table, k, allowed, default):
+def _choice(t: _Table, k: str, allowed: Sequence[str], default: str) -> str:
     v = t.get(k, "str", default=default)
     if v not in allowed:
         t.fail(k, f"{v!r} is not one of: {', '.join(allowed)}")
     return v
 
 
-def _index_type(t: _Table, k, types, default=None):
+def _index_type(t: _Table, k: str, types: dict[str, CType], default: str | None = None) -> CType:
     """A key or offset type: a builtin integer type."""
     v = t.get(k, "str", default=default, required=default is None)
     if v not in INTEGERS:
@@ -602,7 +584,7 @@ def _index_type(t: _Table, k, types, default=None):
     return types[v]
 
 
-def _primitives(table_kind, t: _Table, types):
+def _primitives(table_kind: str, t: _Table, types: dict[str, CType]) -> list[tuple[Primitive, Heads, CType | None]]:
     """[(primitive, heads, index type)] that one table asks for."""
     if table_kind == "reduce":
         return [(Primitive.REDUCE, Heads.NONE, None)]
@@ -629,14 +611,16 @@ def _primitives(table_kind, t: _Table, types):
     return [(Primitive.REDUCE_BY_KEY, Heads.KEYS, _index_type(t, "key", types))]
 
 
-def _public_name(prefix, prim, op, heads, index):
+def _public_name(prefix: str, prim: Primitive, op: Operator, heads: Heads, index: CType | None) -> str:
     base = Primitive.REDUCE if prim == Primitive.REDUCE_BY_KEY else prim
-    suffix = f"_by_{index.name}" if heads == Heads.KEYS else ""
+    suffix = f"_by_{index.name}" if heads == Heads.KEYS and index else ""
     return f"{prefix}_{base}_{op.name}_{op.in_type.name}{suffix}"
 
 
-def _read_transposes(source, entries, prefix, types, user_ops):
-    out = []
+def _read_transposes(
+    source: str, entries: Entries, prefix: str, types: dict[str, CType], user_ops: dict[str, Operator]
+) -> Read:
+    out: Read = []
     for where, raw in entries:
         t = _Table(source, where, raw)
         t.no_other_keys(TABLE_KEYS["transpose"])
@@ -676,7 +660,7 @@ def _read_transposes(source, entries, prefix, types, user_ops):
     return out
 
 
-def _read_semirings(source, data, types, code):
+def _read_semirings(source: str, data: list[Any], types: dict[str, CType], code: list[UserCode]) -> dict[str, Semiring]:
     out = {}
     for n, raw in enumerate(data):
         t = _Table(source, f"semiring[{n}]", raw)
@@ -702,9 +686,7 @@ def _read_semirings(source, data, types, code):
         mul = f"return {_expr(t, 'mul')};"
         step = f"return {_expr(t, 'step')};" if "step" in t.data else "return ag_sr_add(c, ag_sr_mul(a, b));"
         selective = t.get("selective", "bool", default=False)
-        summary = t.get("summary", "str", default=name)
-        if re.search(r"/\*|\*/|[\x00-\x1f\x7f]", summary):
-            t.fail("summary", f"{summary!r} would not fit in a C comment (no '/*', '*/' or control characters)")
+        summary = _summary(t, name)
         C = picked["c"]
         fast = fast_step = ""
         if ("fast" in t.data) != ("fast_step" in t.data):
@@ -726,7 +708,7 @@ def _read_semirings(source, data, types, code):
     return out
 
 
-def _expr(t: _Table, k) -> str:
+def _expr(t: _Table, k: str) -> str:
     v = t.get(k, "str", required=True).strip()
     if not v:
         t.fail(k, "is empty")
@@ -736,8 +718,10 @@ def _expr(t: _Table, k) -> str:
 LAYOUTS = ("nn", "nt", "tn", "tt")
 
 
-def _read_matmuls(source, entries, prefix, types, semirings):
-    out = []
+def _read_matmuls(
+    source: str, entries: Entries, prefix: str, types: dict[str, CType], semirings: dict[str, Semiring]
+) -> Read:
+    out: Read = []
     for where, raw in entries:
         t = _Table(source, where, raw)
         t.no_other_keys(TABLE_KEYS["matmul"])
@@ -754,23 +738,7 @@ def _read_matmuls(source, entries, prefix, types, semirings):
         pipeline = t.get("pipeline", "str", default=None)
         stages = t.get("stages", "int", default=None)
         name = t.ident("name", required=False)
-        combos = []
-        for sn in names:
-            if sn in semirings:
-                if type_names is not None:
-                    t.fail("type", f"semiring {sn!r} has its own types: leave type out")
-                combos.append(semirings[sn])
-            elif sn in BUILTIN_SEMIRINGS:
-                if type_names is None:
-                    t.fail("type", f"missing: builtin semiring {sn!r} needs a type")
-                allowed = BUILTIN_SEMIRINGS[sn][0]
-                for tn in type_names:
-                    if tn not in allowed:
-                        t.fail("type", f"semiring {sn!r} takes {', '.join(allowed)}, not {tn!r}")
-                    combos.append(builtin_semiring(sn, tn))
-            else:
-                known = list(BUILTIN_SEMIRINGS) + list(semirings)
-                t.fail("semiring", f"unknown semiring {sn!r} (known: {', '.join(known)})")
+        combos = _semirings(t, names, type_names, semirings)
         if name is not None and len(combos) * len(layouts) != 1:
             t.fail("name", "a public name needs exactly one semiring, type and layout")
         for sr in combos:
@@ -789,7 +757,31 @@ def _read_matmuls(source, entries, prefix, types, semirings):
     return out
 
 
-def _int_list(t: _Table, k, length):
+def _semirings(
+    t: _Table, names: list[str], type_names: list[str] | None, semirings: dict[str, Semiring]
+) -> list[Semiring]:
+    """The semirings a [[matmul]]'s `semiring` and `type` keys name (lists expanded), each checked."""
+    combos = []
+    for sn in names:
+        if sn in semirings:
+            if type_names is not None:
+                t.fail("type", f"semiring {sn!r} has its own types: leave type out")
+            combos.append(semirings[sn])
+        elif sn in BUILTIN_SEMIRINGS:
+            if type_names is None:
+                t.fail("type", f"missing: builtin semiring {sn!r} needs a type")
+            allowed = BUILTIN_SEMIRINGS[sn][0]
+            for tn in type_names:
+                if tn not in allowed:
+                    t.fail("type", f"semiring {sn!r} takes {', '.join(allowed)}, not {tn!r}")
+                combos.append(builtin_semiring(sn, tn))
+        else:
+            known = list(BUILTIN_SEMIRINGS) + list(semirings)
+            t.fail("semiring", f"unknown semiring {sn!r} (known: {', '.join(known)})")
+    return combos
+
+
+def _int_list(t: _Table, k: str, length: int) -> list[int]:
     if k not in t.data:
         return []
     v = t.data[k]
@@ -800,7 +792,14 @@ def _int_list(t: _Table, k, length):
     return v
 
 
-def _operators(t: _Table, prefix, op_names, type_names, types, user_ops) -> list:
+def _operators(
+    t: _Table,
+    prefix: str,
+    op_names: list[str],
+    type_names: list[str] | None,
+    types: dict[str, CType],
+    user_ops: dict[str, Operator],
+) -> list[Operator]:
     """The operators a table's `op` and `type` keys name (lists expanded), each checked."""
     combos = []
     for op_name in op_names:
@@ -833,9 +832,11 @@ def _operators(t: _Table, prefix, op_names, type_names, types, user_ops) -> list
     return combos
 
 
-def _read_axis(kind, source, entries, prefix, types, user_ops):
+def _read_axis(
+    kind: str, source: str, entries: Entries, prefix: str, types: dict[str, CType], user_ops: dict[str, Operator]
+) -> Read:
     """[[rows]] or [[cols]]: a reduce along each row (or a scan: kind), or down each column"""
-    out = []
+    out: Read = []
     for where, raw in entries:
         t = _Table(source, where, raw)
         t.no_other_keys(TABLE_KEYS[kind])
@@ -865,11 +866,18 @@ def _read_axis(kind, source, entries, prefix, types, user_ops):
     return out
 
 
-def _read_instances(table_kind, source, entries, prefix, types, user_ops):
+def _read_instances(
+    table_kind: str,
+    source: str,
+    entries: Entries,
+    prefix: str,
+    types: dict[str, CType],
+    user_ops: dict[str, Operator],
+) -> Read:
     """entries: (where, table) pairs of one kind of table; `where` names the table in errors."""
     if table_kind == "transpose":
         return _read_transposes(source, entries, prefix, types, user_ops)
-    out = []
+    out: Read = []
     for where, raw in entries:
         t = _Table(source, where, raw)
         t.no_other_keys(TABLE_KEYS[table_kind])
@@ -906,11 +914,40 @@ def _read_instances(table_kind, source, entries, prefix, types, user_ops):
     return out
 
 
-def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
+def parse(
+    data: dict[str, Any], source: str, extra: Sequence[tuple[str, str]] = (), prefix_override: str | None = None
+) -> Spec:
     """Check a spec already read into Python values; return the Spec or raise SpecError.
     `extra`: command-line entries, (table kind, text) pairs such as ("scan", "sum:f32:b256")."""
     top = _Table(source, "", data)
     top.no_other_keys({"prefix", "type", "operator", "semiring", "nccl", *TABLE_KEYS})
+    prefix = _prefix(top, prefix_override)
+    for k in ("type", "operator", "semiring", *TABLE_KEYS):
+        if k in data and not (isinstance(data[k], list) and all(isinstance(x, dict) for x in data[k])):
+            top.fail(k, f"expected an array of tables ([[{k}]]), got {_kind(data[k])}")
+
+    nccl = top.get("nccl", "bool", default=False)
+    types = dict(BUILTIN_TYPES)
+    code: list[UserCode] = []
+    user_types = _read_types(source, data.get("type", []), types, code)
+    user_ops = _read_operators(source, data.get("operator", []), types, code)
+    semirings = _read_semirings(source, data.get("semiring", []), types, code)
+    instances = _read_tables(source, data, extra, prefix, types, user_ops, semirings)
+    if not instances:
+        raise SpecError(
+            source,
+            "reduce",
+            "the spec asks for no kernel (add a [[reduce]], [[scan]], [[segscan]], [[segreduce]], "
+            "[[transpose]], [[matmul]], [[rows]] or [[cols]] table, or --reduce / --scan)",
+        )
+    _check_names(source, user_types, instances)
+    content = json.dumps([data, [list(e) for e in extra], prefix_override], sort_keys=True, default=str)
+    digest = "sha256:" + hashlib.sha256(content.encode()).hexdigest()[:16]
+    return Spec(prefix, source, user_types, user_ops, [inst for _, inst in instances], digest, code, nccl)
+
+
+def _prefix(top: _Table, prefix_override: str | None) -> str:
+    """The symbol prefix: the command line's (--prefix) or the spec's, checked."""
     if prefix_override is not None:
         if not IDENT.match(prefix_override):
             raise SpecError("command line", "--prefix", f"{prefix_override!r} is not a C identifier")
@@ -928,38 +965,36 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
         if prefix_override is not None:
             raise SpecError("command line", "--prefix", problem)
         top.fail("prefix", problem)
-    for k in ("type", "operator", "semiring", *TABLE_KEYS):
-        if k in data and not (isinstance(data[k], list) and all(isinstance(x, dict) for x in data[k])):
-            top.fail(k, f"expected an array of tables ([[{k}]]), got {_kind(data[k])}")
+    return prefix
 
-    nccl = top.get("nccl", "bool", default=False)
-    types = dict(BUILTIN_TYPES)
-    code = []
-    user_types = _read_types(source, data.get("type", []), types, code)
-    user_ops = _read_operators(source, data.get("operator", []), types, code)
-    semirings = _read_semirings(source, data.get("semiring", []), types, code)
-    instances = []
+
+def _read_tables(
+    source: str,
+    data: dict[str, Any],
+    extra: Sequence[tuple[str, str]],
+    prefix: str,
+    types: dict[str, CType],
+    user_ops: dict[str, Operator],
+    semirings: dict[str, Semiring],
+) -> Read:
+    """[(table, instance)] of every kernel table of the file, then of the command line."""
+    instances: Read = []
     for kind in TABLE_KEYS:
         file_entries = [(f"{kind}[{n}]", raw) for n, raw in enumerate(data.get(kind, []))]
         if kind == "matmul":
             instances += _read_matmuls(source, file_entries, prefix, types, semirings)
-            continue
-        if kind in ("rows", "cols"):
+        elif kind in ("rows", "cols"):
             instances += _read_axis(kind, source, file_entries, prefix, types, user_ops)
-            continue
-        instances += _read_instances(kind, source, file_entries, prefix, types, user_ops)
+        else:
+            instances += _read_instances(kind, source, file_entries, prefix, types, user_ops)
     for kind in CLI_KINDS:
         cli_entries = [(f"--{kind} {text}", parse_cli_entry(kind, text)) for k, text in extra if k == kind]
         instances += _read_instances(kind, "command line", cli_entries, prefix, types, user_ops)
-    if not instances:
-        raise SpecError(
-            source,
-            "reduce",
-            "the spec asks for no kernel (add a [[reduce]], [[scan]], [[segscan]], [[segreduce]], "
-            "[[transpose]], [[matmul]], [[rows]] or [[cols]] table, or --reduce / --scan)",
-        )
+    return instances
 
-    # every name the header declares, and which table asked for it: no two may be the same
+
+def _check_names(source: str, user_types: list[CType], instances: Read) -> None:
+    """Every name the header declares, and which table asked for it: no two may be the same."""
     owner = {ty.name: f"type[{n}]" for n, ty in enumerate(user_types)}
     for t, inst in instances:
         for ty in inst.extra_types:  # pair and accumulator structs of builtin operators
@@ -976,12 +1011,9 @@ def parse(data: dict, source: str, extra=(), prefix_override=None) -> Spec:
                     t.fail("", f"asks for {symbol}, which {owner[symbol]} already asks for: drop one of them")
                 t.fail("name", f"{symbol} is generated twice (also by {owner[symbol]}); give one of them a name")
             owner[symbol] = t.where
-    content = json.dumps([data, [list(e) for e in extra], prefix_override], sort_keys=True, default=str)
-    digest = "sha256:" + hashlib.sha256(content.encode()).hexdigest()[:16]
-    return Spec(prefix, source, user_types, user_ops, [inst for _, inst in instances], digest, code, nccl)
 
 
-def load(path, extra=(), prefix_override=None) -> Spec:
+def load(path: str | None, extra: Sequence[tuple[str, str]] = (), prefix_override: str | None = None) -> Spec:
     """Read a TOML spec file (path may be None: command line only)."""
     if path is None:
         if prefix_override is None:
@@ -1011,13 +1043,15 @@ CLI_FORMS = {
 }
 
 
-def parse_cli_entry(kind: str, text: str) -> dict:
+def parse_cli_entry(kind: str, text: str) -> dict[str, Any]:
     """`--reduce OP:TYPE[:bBLOCK][:tITEMS]` -> a [[reduce]] table; `--scan` the same, with a kind."""
     where = f"--{kind} {text}"
     parts = text.split(":")
     if len(parts) < 2 or not parts[0] or not parts[1]:
         raise SpecError("command line", where, f"expected {CLI_FORMS[kind]}")
-    table, given = {"op": parts[0], "type": parts[1]}, {}
+    table: dict[str, Any] = {"op": parts[0], "type": parts[1]}
+    given: dict[str, str] = {}
+    value: str | int
     for p in parts[2:]:
         if kind == "scan" and p in ("inclusive", "exclusive"):
             key, value = "kind", p

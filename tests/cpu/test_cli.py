@@ -1,7 +1,9 @@
 """The command as a user meets it: installed from a fresh clone into a fresh virtual environment
-and run from another folder, its version, the stamp on what it writes (the spec's content, not
-its path), what it says about the output folder, and a missing dependency or compiler."""
+and run from another folder, its version and help, the stamp on what it writes (the spec's
+content, not its path), what it says about the output folder, and a missing dependency or
+compiler; and the shape of the package behind it (no import cycle, short functions)."""
 
+import ast
 import os
 import re
 import shutil
@@ -23,6 +25,76 @@ def test_version_is_one_number():
     assert r.stdout.strip() == f"assocgen {assocgen.__version__}"
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "assocgen.__version__"}
+
+
+def test_help_names_every_family():
+    out = gen_ok("--help").stdout
+    families = ("reduce", "scan", "segmented scan", "segmented reduce", "reduce by key", "rows, cols", "transpose")
+    for family in (*families, "matmul", "across GPUs", "tune"):
+        assert re.search(rf"^  {family}\b", out, re.M), family
+    for table in ("[[segscan]]", "[[segreduce]]", "[[rows]]", "[[cols]]", "[[transpose]]", "[[matmul]]", "nccl = true"):
+        assert table in out, table
+    for semiring in ("plus_times", "min_plus", "max_plus", "max_min", "min_max", "or_and", "[[semiring]]"):
+        assert semiring in out, semiring
+
+
+def test_tune_help_says_what_sizes_does_and_the_jobs_default():
+    out = " ".join(gen_ok("tune", "--help").stdout.split())  # argparse wraps the lines
+    assert "every other power of two" in out and "fourth" not in out
+    assert "geometric midpoint" in out and "more than 4%" in out and "at most 4 shapes" in out
+    assert "correctness checks run at sizes of their own" in out
+    assert f"default: the number of CPUs, {os.cpu_count() or 1} here" in out
+
+
+def _modules() -> dict:
+    return {p.stem: ast.parse(p.read_text()) for p in sorted((REPO / "generator").glob("*.py"))}
+
+
+def test_the_modules_import_each_other_without_a_cycle_and_at_their_top():
+    graph = {}
+    for name, tree in _modules().items():
+        for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
+            inner = [n.lineno for n in ast.walk(fn) if isinstance(n, ast.Import | ast.ImportFrom)]
+            assert not inner, f"generator/{name}.py imports inside {fn.name} (line {inner[0]}): import at the top"
+        imported = {
+            a.name
+            for n in ast.walk(tree)
+            if isinstance(n, ast.ImportFrom) and n.level and not n.module
+            for a in n.names
+        }
+        imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level and n.module}
+        graph[name] = {m for m in imported if m != "__init__" and m in _modules()}
+    done, path = set(), []
+
+    def visit(m):
+        assert m not in path, "import cycle: " + " -> ".join(path[path.index(m) :] + [m])
+        if m not in done:
+            path.append(m)
+            for d in sorted(graph[m]):
+                visit(d)
+            path.pop()
+            done.add(m)
+
+    for m in graph:
+        visit(m)
+
+
+# functions past MAX_LINES that say why in their docstring or a comment, by "generator/FILE:NAME"
+LONG_ON_PURPOSE: set = set()
+MAX_LINES = 60
+# until issue 42's tables branch (tuning as data) lands: the shape functions it rewrites
+NOT_YET = {"generator/tuning.py:scan_shape", "generator/tuning.py:transpose_shape", "generator/tuning.py:matmul_shape"}
+
+
+def test_no_function_is_longer_than_60_lines():
+    long = [
+        f"generator/{name}.py:{fn.name} ({fn.end_lineno - fn.lineno + 1} lines)"
+        for name, tree in _modules().items()
+        for fn in ast.walk(tree)
+        if isinstance(fn, ast.FunctionDef) and fn.end_lineno - fn.lineno + 1 > MAX_LINES
+        if f"generator/{name}.py:{fn.name}" not in LONG_ON_PURPOSE | NOT_YET
+    ]
+    assert not long, "split by its steps, or say why in it and add it to LONG_ON_PURPOSE: " + ", ".join(long)
 
 
 def test_the_same_spec_gives_the_same_bytes_however_its_path_is_spelled(tmp_path):
