@@ -62,9 +62,9 @@ class Instance(_Public):
     index: CType | None = None  # the key type (heads = "keys") or the offset type (heads = "offsets")
     blocks_per_sm: int = 0  # resident blocks an SM to ask of the compiler (0: chosen here)
     sized: bool = False  # the shape left to the tuning module: other shapes may take other sizes of n
-    # shapes by n from a tuning file (tunefile.apply): ((largest n or None, block, items,
-    # blocks_per_sm), ...), the last for every larger n; () where the tuning module decides
-    shapes: tuple[tuple[int | None, int, int, int], ...] = ()
+    # shapes by n from a tuning file (tunefile.apply), the last for every larger n; () where the
+    # tuning module decides
+    shapes: tuple[tuning.TunedShape, ...] = ()
 
     @property
     def kernel_name(self) -> str:

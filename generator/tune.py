@@ -29,7 +29,7 @@ from pathlib import Path
 from . import __version__, tunefile, tuning
 from .emit import environment, render
 from .exits import EXIT_FAILED, EXIT_OK, EXIT_SPEC, Parser, UsageError
-from .spec import Instance, Spec, SpecError, load
+from .spec import Instance, Kernel, Spec, SpecError, load
 
 MARGIN = 0.04  # a shape other than the built-in one must be this much faster at a size to be taken (noise: ~2%)
 MAX_SHAPES = 4  # shapes by n an instance keeps at most (each is a kernel in its source)
@@ -368,7 +368,7 @@ def _write_sources(spec: Spec, chosen: list[Instance], work: Path) -> list[Plan]
     """Every instance's candidates as public functions of one spec, rendered into `work`, and a
     measuring program an instance (harnessK.cu)."""
     plans = []
-    instances = []
+    instances: list[Kernel] = []
     for k, inst in enumerate(chosen):
         cands = tuning.tune_candidates(inst)
         pubs = [f"{spec.prefix}_tune{k}_{j}" for j in range(len(cands))]

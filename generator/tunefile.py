@@ -30,12 +30,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from . import tuning
 from .model import Heads, Primitive
+from .spec import Instance, Kernel
 from .tuning import TunedShape
 
 if TYPE_CHECKING:
     from os import PathLike
 
-    from .spec import Instance, Spec
+    from .spec import Spec
 
 FORMAT = 1
 # the instances a tuning file may shape: reduces and scans of one input array, scans also segmented
@@ -89,13 +90,13 @@ def what(inst: Instance) -> str:
     digest = hashlib.sha256(contract.encode()).hexdigest()[:16]
     heads = ""  # none for an unsegmented instance, as tuning files have always said
     if inst.heads:
-        heads = f" by {inst.heads}" + (f" {inst.index.name}" if inst.heads == Heads.KEYS else "")
+        heads = f" by {inst.heads}" + (f" {inst.index.name}" if inst.heads == Heads.KEYS and inst.index else "")
     return f"{inst.primitive} {op.name} {op.in_type.name} -> {op.out_type.name}{heads} (operator sha256:{digest})"
 
 
-def tunable(inst: Instance, spec: Spec | None = None) -> str:
+def tunable(inst: Kernel, spec: Spec | None = None) -> str:
     """Why `inst` (of `spec`) cannot take tuned shapes, or '' where it can."""
-    if getattr(inst, "family", "") not in ("reduce", "scan") or inst.primitive not in TUNABLE:
+    if not isinstance(inst, Instance) or inst.family not in ("reduce", "scan") or inst.primitive not in TUNABLE:
         return "only reduces and scans (inclusive, exclusive, segmented by flags or keys) are tuned"
     if spec is not None and spec.nccl:
         return "the spec's functions across ranks (nccl = true) keep one shape"
@@ -230,14 +231,14 @@ def apply(spec: Spec, t: Tuning, gpu: str = "") -> Spec:
         if inst is None:
             _fail(t.path, name, f"the spec {spec.source} has no instance of that name: tuned for another spec?")
         why = tunable(inst, spec)
-        if why:
+        if why or not isinstance(inst, Instance):
             _fail(t.path, name, f"cannot take tuned shapes: {why}")
         if entry.what != what(inst):
             _fail(t.path, name, f"tuned for {entry.what!r}, but the spec's computes {what(inst)!r}: tune it again")
-    out = []
+    out: list[Kernel] = []
     for inst in spec.instances:
         tuned = t.entries.get(getattr(inst, "public_name", ""))
-        out.append(inst if tuned is None else _shaped(t, inst, tuned.shapes))
+        out.append(_shaped(t, inst, tuned.shapes) if tuned is not None and isinstance(inst, Instance) else inst)
     return replace(spec, instances=out, tuning=t.summary)
 
 

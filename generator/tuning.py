@@ -120,7 +120,9 @@ def _held_type(inst: Instance) -> CType:
     if inst.primitive == Primitive.REDUCE:
         return inst.op.in_type
     index = inst.index
-    return index if inst.heads == Heads.KEYS and index.size > inst.op.acc_type.size else inst.op.acc_type
+    if inst.heads == Heads.KEYS and index is not None and index.size > inst.op.acc_type.size:
+        return index
+    return inst.op.acc_type
 
 
 def _items_for(ty: CType, thread_bytes: int) -> int:
@@ -334,7 +336,7 @@ def scan_shape(inst: Instance) -> ScanShape:
     vin = words16(ipt, op.in_type.size)
     vout = words16(ipt, op.out_type.size) if inst.per_element else 0
     vflag = words16(ipt, 1) if inst.heads == Heads.FLAGS else 0
-    vkey = words16(ipt, inst.index.size) if inst.heads == Heads.KEYS else 0
+    vkey = words16(ipt, inst.index.size) if inst.heads == Heads.KEYS and inst.index else 0
     stage = 36 * max(vin, vout, vflag, vkey)  # 32 words a lane-row, plus one pad word in eight
     # resident tiles: the inputs stay in shared memory from load to store and are read a chunk of
     # whole elements at a time; keys only pass through registers
