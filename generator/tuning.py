@@ -568,7 +568,7 @@ class TransposeShape:
 
     Sector-aligned writes: a row of the output whose start is not on a 32-byte sector would be
     written as a partial sector at each end of every tile, and partial sectors cost the H100 a
-    third of its bandwidth (bench/NOTES.md).  Where `skew` > 0, the tile holds `skew` rows more
+    third of its bandwidth (bench/notes/transpose.md).  Where `skew` > 0, the tile holds `skew` rows more
     than `tile`, and a block writes each output row in a window of `tile` elements shifted by up
     to `skew` so that it starts on a sector (the first tile row also writes the window's lead)."""
 

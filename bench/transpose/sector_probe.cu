@@ -1,4 +1,4 @@
-// Probe (bench/NOTES.md, "output rows off sectors"): why 8191 x 8193 floats transposed at 0.73 of
+// Probe (bench/notes/transpose.md, "output rows off sectors"): why 8191 x 8193 floats transposed at 0.73 of
 // a copy. Two hand-written 64 x 64 float kernels over the four combinations of input and output
 // pitches on or off 32-byte sectors: A, the plain tile; B, output rows written in windows shifted
 // to start on a sector (the block loads 72 input rows). Prints each against a copy.

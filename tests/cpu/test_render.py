@@ -202,7 +202,7 @@ def test_launch_bounds_and_launch_use_the_block(tmp_path, block):
 
 def test_pdl_where_measured_faster(tmp_path):
     """Programmatic dependent launch for the scans and the small reduces; the segmented reduce by
-    offsets launches the usual way (slower with PDL, NOTES.md)."""
+    offsets launches the usual way (slower with PDL, bench/notes/graphs-pdl.md)."""
     gen_ok("--prefix", "t", "--reduce", "sum:f32", "--scan", "sum:f32", "-o", tmp_path / "a")
     red = (tmp_path / "a" / "t_reduce_sum_f32.cu").read_text()
     scan = (tmp_path / "a" / "t_scan_sum_f32.cu").read_text()
@@ -318,7 +318,7 @@ def test_only_resident_scans_load_early(tmp_path):
 def test_ordered_reduce_reads_a_block_window_at_a_time(tmp_path):
     """The ordered reduce gives each block a contiguous run of whole rounds, one warp tile a warp a
     round, folds the warps' totals of a round in warp order, and holds its grid to the blocks an SM
-    that its launch bounds ask for (NOTES.md: more blocks measured slower)."""
+    that its launch bounds ask for (bench/notes/reduce.md: more blocks measured slower)."""
     gen_ok("examples/mat2/spec.toml", "-o", tmp_path / "m")
     mat = (tmp_path / "m" / "mat_reduce_mat2mul_mat2u.cu").read_text()
     assert "__launch_bounds__(256, 4)" in mat
