@@ -40,6 +40,7 @@ def _tuned() -> Spec:
     import tempfile
 
     loader = importlib.util.spec_from_file_location("tune_run", TUNE_DIR / "run.py")
+    assert loader is not None and loader.loader is not None
     run = importlib.util.module_from_spec(loader)
     loader.loader.exec_module(run)
     spec = load(TUNE_DIR / "spec.toml")

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import TextIO
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -304,11 +305,12 @@ def build(jobs, single_header=False, only=None):
     return spec
 
 
-def _run_logged(cmd: list, log) -> int:
+def _run_logged(cmd: list, log: TextIO) -> int:
     """Run the driver: its output to the log as it comes (a run cut short keeps what it did), its
     lines of one instance (not the indented detail) printed too."""
     print("$", " ".join(cmd), flush=True)
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
+        assert p.stdout is not None
         for line in p.stdout:
             log.write(line)
             log.flush()
