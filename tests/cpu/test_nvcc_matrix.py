@@ -3,7 +3,7 @@ golden test use too) without an error or a warning: every builtin type with ever
 applies to it, inclusive and exclusive, block sizes 32..1024 with several tiles, the user operators
 of the examples (non-commutative ones, user types, operators with another input type) in every
 primitive, segmented scans by flags and keys, segmented reduces by offsets and keys, reduces and
-scans along rows and down columns.  About 600 files: many minutes with two nvcc processes."""
+scans along rows and down columns.  603 files: 14 minutes with two nvcc processes on two cores."""
 
 import functools
 import subprocess
