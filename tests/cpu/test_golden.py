@@ -1,52 +1,46 @@
-"""A golden hash of what the generator writes for the GPU test runner's instance matrix (every
-builtin pair, the user operators, block and tile sweeps of every primitive), in both forms: the
-separate sources and the single header; for the GPU transpose test's spec (every unit path and
-bank remedy); for the GPU matrix multiply test's (every semiring, layout and shape); and for the
-NCCL test's (reduces and scans across ranks, both forms); and for the several-inputs test's
-(operators of two and three input arrays in every family they reach); and for the tuning test's
-(its spec shaped by the tuning file that tests/gpu/tune/run.py makes: three shapes by n each).  A change
-to generated code is always deliberate: the commit that makes it updates GOLDEN and says why; a
-refactoring keeps it."""
+"""One hash a generated file (tests/cpu/golden.json) of what the generator writes for the instance
+matrix (tests/matrix.toml: every builtin pair, the user operators, block and tile sweeps of every
+primitive), in both forms: the separate sources and the single header; for the GPU transpose test's
+spec (every unit path and bank remedy); for the GPU matrix multiply test's (every semiring, layout
+and shape); for the NCCL test's (reduces and scans across ranks, both forms); for the several-inputs
+test's (operators of two and three input arrays in every family they reach); and for the tuning
+test's (its spec shaped by the tuning file that tests/gpu/tune/run.py makes: three shapes by n each).
 
+A failure names the files that changed, appeared or went away.  A change to generated code is
+always deliberate: the commit that makes it rewrites the manifest and says why; a refactoring keeps it.
+
+    python3 -m tests.cpu.test_golden --update    # from the repository root: rewrite golden.json
+"""
+
+import argparse
 import hashlib
+import json
 import re
+import sys
 from pathlib import Path
 
 from assocgen import emit, tunefile
-from assocgen.spec import load, parse
+from assocgen.spec import Spec, load, parse
 
 from .util import gpu_runner
 
-TRANSPOSE_SPEC = Path(__file__).resolve().parents[1] / "gpu" / "transpose" / "spec.toml"
-MATMUL_SPEC = TRANSPOSE_SPEC.parents[1] / "matmul" / "spec.toml"
-NCCL_SPEC = TRANSPOSE_SPEC.parents[1] / "nccl" / "spec.toml"
-INPUTS_SPEC = TRANSPOSE_SPEC.parents[1] / "inputs" / "spec.toml"
-TUNE_DIR = TRANSPOSE_SPEC.parents[1] / "tune"
-
-GOLDEN = {
-    "sources": "f4f1bc987e9bde539e27bb89b7af857aeb211f5444e4eea6098732a92ba3fb61",
-    "single_header": "54c06eb4c7c7eee602b3caa903bc9b8fbe8f0346689f09c4923703047d31157a",
-    "transposes": "cc4f7ea76ce1743399fc33ea90f699c8d7bb1a4c0a05c2f67c6a8ce595dfcb4d",
-    "matmuls": "9394c7f3af806cceae62db94950c55f129edeb86a1ec11f21a0cd6993ed0e56a",
-    "nccl": "46aeeef3220f3b99f5398d65e21580d338bc9eb591e967f446c34f35596ff4fa",
-    "inputs": "2bd6a2d368e91b6ea4332143fd55987a439ba8adfac0e55fa99e41cc767c41ec",
-    "tuned": "114cbf3b28571f1888cf302f51f6a1c504ba2737017452622180dfe168df5165",
-}
+MANIFEST = Path(__file__).resolve().with_name("golden.json")
+GPU = Path(__file__).resolve().parents[1] / "gpu"
+TRANSPOSE_SPEC = GPU / "transpose" / "spec.toml"
+MATMUL_SPEC = GPU / "matmul" / "spec.toml"
+NCCL_SPEC = GPU / "nccl" / "spec.toml"
+INPUTS_SPEC = GPU / "inputs" / "spec.toml"
+TUNE_DIR = GPU / "tune"
+SHOWN = 12  # files named a list in a failure
 
 
-def _digest(files: dict) -> str:
-    h = hashlib.sha256()
-    for name in sorted(files):
-        h.update(name.encode() + b"\0" + files[name].encode() + b"\0")
-    return h.hexdigest()
-
-
-def _tuned():
+def _tuned() -> Spec:
     """The tuning test's spec with the tuning file its runner makes (tests/gpu/tune/run.py)."""
     import importlib.util
     import tempfile
 
     loader = importlib.util.spec_from_file_location("tune_run", TUNE_DIR / "run.py")
+    assert loader is not None and loader.loader is not None
     run = importlib.util.module_from_spec(loader)
     loader.loader.exec_module(run)
     spec = load(TUNE_DIR / "spec.toml")
@@ -56,33 +50,89 @@ def _tuned():
         return tunefile.apply(spec, tunefile.read(path))
 
 
-def test_rendering_of_the_gpu_matrix_is_golden():
+def generated() -> dict:
+    """Every file the golden test covers, by group: {group: {file name: text}}."""
     run = gpu_runner()
-    spec = parse(run.spec_dict(), "tests/gpu/run.py")
-    assert len(spec.instances) > 300
-    got = {
-        "sources": _digest(emit.render(spec, f"{run.PREFIX}.h")),
-        "single_header": _digest(emit.render(spec, f"{run.PREFIX}.h", single_header=True)),
-        "transposes": _digest(emit.render(load(TRANSPOSE_SPEC), "tt.h")),
-        "matmuls": _digest(emit.render(load(MATMUL_SPEC), "mt.h")),
-        "nccl": _digest(
-            {**emit.render(load(NCCL_SPEC), "nt.h"), "single": emit.render(load(NCCL_SPEC), "nt.h", True)["nt.h"]}
-        ),
-        "inputs": _digest(emit.render(load(INPUTS_SPEC), "mi.h")),
-        "tuned": _digest(emit.render(_tuned(), "tu.h")),
+    matrix = parse(run.spec_dict(), "tests/matrix.toml")
+    nccl = load(NCCL_SPEC)
+    return {
+        "sources": emit.render(matrix, f"{run.PREFIX}.h"),
+        "single_header": emit.render(matrix, f"{run.PREFIX}.h", single_header=True),
+        "transposes": emit.render(load(TRANSPOSE_SPEC), "tt.h"),
+        "matmuls": emit.render(load(MATMUL_SPEC), "mt.h"),
+        "nccl": {**emit.render(nccl, "nt.h"), "single_header/nt.h": emit.render(nccl, "nt.h", True)["nt.h"]},
+        "inputs": emit.render(load(INPUTS_SPEC), "mi.h"),
+        "tuned": emit.render(_tuned(), "tu.h"),
     }
-    assert got == GOLDEN, (
-        "generated code changed: if on purpose, set GOLDEN in tests/cpu/test_golden.py to\n"
-        f"{got}\nand say why in the commit"
+
+
+def hashes() -> dict:
+    """{"group/file": sha256 of its text} for every file of `generated()`."""
+    return {
+        f"{group}/{name}": hashlib.sha256(text.encode()).hexdigest()
+        for group, files in generated().items()
+        for name, text in files.items()
+    }
+
+
+def manifest_text(got: dict) -> str:
+    return json.dumps(got, indent=1, sort_keys=True) + "\n"
+
+
+def _names(title: str, names: list) -> str:
+    shown = ", ".join(names[:SHOWN]) + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
+    return f"{len(names)} {title}: {shown}"
+
+
+def differences(want: dict, got: dict) -> list:
+    """Lines naming the files that changed, appeared or went away (empty when none did)."""
+    changed = sorted(k for k in got.keys() & want.keys() if got[k] != want[k])
+    appeared = sorted(got.keys() - want.keys())
+    gone = sorted(want.keys() - got.keys())
+    return [_names(t, n) for t, n in (("changed", changed), ("appeared", appeared), ("went away", gone)) if n]
+
+
+def test_rendering_of_the_matrices_is_golden():
+    got = hashes()
+    assert sum(k.startswith("sources/") for k in got) > 550
+    want = json.loads(MANIFEST.read_text())
+    lines = differences(want, got)
+    assert not lines, (
+        "generated code changed:\n  "
+        + "\n  ".join(lines)
+        + "\nif on purpose, run `python3 -m tests.cpu.test_golden --update` and say why in the commit"
     )
+
+
+def test_the_manifest_is_written_as_update_writes_it():
+    """Sorted keys, one a line: a moved hash is a one-line diff."""
+    assert MANIFEST.read_text() == manifest_text(json.loads(MANIFEST.read_text()))
 
 
 def test_no_template_syntax_reaches_generated_code():
     """A `{{ }}` inside a string that Jinja prints as it is (a 24dcfc8 comment) must not pass."""
     run = gpu_runner()
-    files = emit.render(parse(run.spec_dict(), "tests/gpu/run.py"), f"{run.PREFIX}.h")
+    files = emit.render(parse(run.spec_dict(), "tests/matrix.toml"), f"{run.PREFIX}.h")
     files.update(emit.render(load(NCCL_SPEC), "nt.h"))
     jinja = re.compile(r"\{\{ [\w.\"(]|\{%|%\}|\{#")  # not C's {{1, 0}} initializers
     for name, text in files.items():
         m = jinja.search(text)
         assert m is None, f"{name}: {text[max(0, m.start() - 60) : m.end() + 60]!r}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="Check or rewrite tests/cpu/golden.json (one hash a generated file).")
+    ap.add_argument("--update", action="store_true", help="rewrite the manifest from what the generator writes now")
+    args = ap.parse_args()
+    got = hashes()
+    if args.update:
+        MANIFEST.write_text(manifest_text(got))
+        print(f"wrote {len(got)} hashes to {MANIFEST}")
+        return 0
+    lines = differences(json.loads(MANIFEST.read_text()), got)
+    print("\n".join(lines) or f"all {len(got)} files as in {MANIFEST.name}")
+    return 1 if lines else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

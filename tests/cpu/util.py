@@ -103,7 +103,7 @@ def load_example(name: str) -> dict:
 
 
 def gpu_runner():
-    """tests/gpu/run.py as a module: its instance matrix (spec_dict) and PREFIX."""
+    """tests/gpu/run.py as a module: its instance matrix (spec_dict, from tests/matrix.toml) and PREFIX."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("gpu_run", REPO / "tests" / "gpu" / "run.py")
@@ -112,7 +112,7 @@ def gpu_runner():
     return module
 
 
-# ---- the broad matrix: every builtin type x operator, shapes, and the examples' user operators
+# ---- the instance matrix (tests/matrix.toml), and what it must cover
 
 INTEGERS = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
 FLOATS = ["f32", "f64"]
@@ -121,79 +121,9 @@ OPS_FOR.update({t: ["sum", "prod", "min", "max", "argmin", "argmax", "ksum"] for
 BLOCKS = [32, 64, 128, 256, 512, 1024]
 
 
-def matrix_spec(prefix="mx") -> dict:
-    types, operators = [], []
-    for ex in ("mat2", "minmax"):
-        data = load_example(ex)
-        types += data.get("type", [])
-        operators += data.get("operator", [])
-    reduces = [{"op": ops, "type": t, "block": 256} for t, ops in OPS_FOR.items()]
-    shaped = [
-        ("sum", "f32", (1, 4, 16)),
-        ("sum", "u8", (1, 4, 16)),
-        ("mat2mul", None, (1, 4)),
-        ("welford", None, (1, 4, 16)),
-    ]
-    for op, ty, items_list in shaped:
-        for block in BLOCKS:
-            for items in items_list:
-                entry = {"op": op}
-                if ty:
-                    entry["type"] = ty
-                entry.update(block=block, items=items, name=f"{op}_{ty or 'user'}_b{block}_t{items}")
-                reduces.append(entry)
-    # every user operator of the two examples, default shape
-    reduces += [{"op": o["name"]} for o in operators]
-    user = [o["name"] for o in operators]
-    both = ["inclusive", "exclusive"]
-    # the scan family: every builtin pair both ways, segmented forms over flags, keys and offsets,
-    # the user operators in each, and block/tile shapes
-    scans = [{"op": ops, "type": t, "kind": both} for t, ops in OPS_FOR.items()]
-    scans += [{"op": user, "kind": both}]
-    segscans = [
-        {"op": ["sum", "argmin", "ksum"], "type": "f64", "kind": both},
-        {"op": ["sum", "xor"], "type": ["u8", "i32"], "kind": both},
-        {"op": ["min", "sum"], "type": "f32", "heads": "keys", "key": "i64", "kind": both},
-        {"op": "max", "type": "u16", "heads": "keys", "key": "u8"},
-        {"op": user, "kind": both},
-        {"op": user, "heads": "keys", "key": "i32"},
-    ]
-    segreduces = [
-        {"op": ["sum", "argmax", "ksum"], "type": "f32", "offset": "i32"},
-        {"op": ["min", "and"], "type": ["u8", "i64"], "offset": "u64"},
-        {"op": ["sum", "argmin"], "type": ["i16", "f64"], "by": "keys", "key": "u32"},
-        {"op": user},
-        {"op": user, "by": "keys", "key": "i16"},
-    ]
-    for block in BLOCKS:
-        for items in (1, 4, 16):
-            scans.append(
-                {"op": "sum", "type": "f32", "block": block, "items": items, "name": f"scan_f32_b{block}_t{items}"}
-            )
-        for items in (1, 8):
-            segscans.append(
-                {
-                    "op": "mat2mul",
-                    "heads": "keys",
-                    "key": "i32",
-                    "block": block,
-                    "items": items,
-                    "kind": "exclusive",
-                    "name": f"exsegscan_mat2_b{block}_t{items}",
-                }
-            )
-            segreduces.append(
-                {"op": "sum", "type": "i32", "block": block, "items": items, "name": f"segreduce_i32_b{block}_t{items}"}
-            )
-    return {
-        "prefix": prefix,
-        "type": types,
-        "operator": operators,
-        "reduce": reduces,
-        "scan": scans,
-        "segscan": segscans,
-        "segreduce": segreduces,
-    }
+def matrix_spec(prefix: str = "mx") -> dict:
+    """The instance matrix of tests/matrix.toml as a spec with this prefix (the GPU runner's is "t")."""
+    return gpu_runner().spec_dict(prefix)
 
 
 # ---- compiling ----

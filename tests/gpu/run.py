@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""GPU test runner: generate a broad matrix of instances (reduces, scans, segmented scans and
-reduces), build them with a C++ driver that holds an independent CPU reference per operator, run
-every instance on random data over the sizes below (segmented ones over several distributions of
+"""GPU test runner: generate the instance matrix of tests/matrix.toml (reduces, scans, segmented
+scans and reduces, along rows and down columns; the nvcc matrix and golden tests use it too),
+build them with a C++ driver that holds an independent CPU reference per operator, run every
+instance on random data over the sizes below (segmented ones over several distributions of
 segment lengths), then run a subset under compute-sanitizer (memcheck and racecheck).
 
-    python3 tests/gpu/run.py            # everything (needs a GPU; about 10 minutes on an H100)
-    python3 tests/gpu/run.py --quick    # small sizes only
+    python3 tests/gpu/run.py            # everything (needs a GPU; on an H100 over 9 minutes past the build)
+    python3 tests/gpu/run.py --quick    # small sizes only (on an H100: a 3-minute build, a 3-minute run)
     python3 tests/gpu/run.py --build-only   # generate and compile (no GPU needed)
+    python3 tests/gpu/run.py --no-build --filter reduce   # a run in parts: the instances named so
     python3 tests/gpu/run.py --single-header   # one instance of each kernel shape (the sanitized
                                                # subset), built from one stb-style header
 
@@ -19,18 +21,20 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import TextIO
 
 ROOT = Path(__file__).resolve().parents[2]
 
 try:
     from assocgen import emit, tuning
-    from assocgen.operators import BUILTIN_OPERATORS, INTEGERS
+    from assocgen.operators import INTEGERS
     from assocgen.spec import parse
 except ImportError as e:
     sys.exit(f"error: {e}: install the generator first (pip install -e . from the repository root)")
 
 BUILD = ROOT / "build" / "gputest"
 PREFIX = "t"
+MATRIX = ROOT / "tests" / "matrix.toml"  # the instance matrix, shared with the CPU tests
 NVCC = os.environ.get("NVCC", "nvcc")
 ARCH = os.environ.get("ARCH", "sm_90")
 
@@ -68,133 +72,30 @@ SANITIZED = (
 )
 
 
-def spec_dict():
-    """Every builtin (type, operator) pair, block/tile sweeps, and the examples' user operators."""
-    data = {"prefix": PREFIX, "type": [], "operator": [], "reduce": []}
-    for ex in ("mat2", "minmax"):
-        d = tomllib.loads((ROOT / "examples" / ex / "spec.toml").read_text())
-        data["type"] += d.get("type", [])
-        data["operator"] += d.get("operator", [])
-    for op, (types, _) in BUILTIN_OPERATORS.items():
-        data["reduce"].append({"op": op, "type": list(types)})
-    for block in (32, 64, 128, 512, 1024):
-        for items in (1, 4, 16):
-            data["reduce"].append(
-                {"op": "sum", "type": "f32", "block": block, "items": items, "name": f"sum_f32_b{block}_t{items}"}
-            )
-            data["reduce"].append(
-                {"op": "max", "type": "u8", "block": block, "items": items, "name": f"max_u8_b{block}_t{items}"}
-            )
-    for block in (32, 128, 256, 1024):
-        for items in (1, 2, 4, 8):
-            data["reduce"].append(
-                {"op": "mat2mul", "block": block, "items": items, "name": f"mat2mul_b{block}_t{items}"}
-            )
-    for op in ("mat3mul", "welford", "minmax"):
-        data["reduce"].append({"op": op})
-    data["reduce"].append({"op": "argmin", "type": "f32", "block": 64, "items": 3, "name": "argmin_f32_b64_t3"})
-    data["reduce"].append({"op": "mat3mul", "block": 512, "items": 1, "name": "mat3mul_b512_t1"})
-    # scans: every builtin pair inclusive, a spread of them exclusive, the user operators both ways
-    data["scan"] = []
-    for op, (types, _) in BUILTIN_OPERATORS.items():
-        data["scan"].append({"op": op, "type": list(types)})
-    data["scan"].append({"op": ["sum", "min", "xor"], "type": ["i8", "i32", "u64"], "kind": "exclusive"})
-    data["scan"].append({"op": ["sum", "max", "argmax", "ksum"], "type": ["f32", "f64"], "kind": "exclusive"})
-    data["scan"].append({"op": ["mat2mul", "mat3mul", "welford", "minmax"], "kind": ["inclusive", "exclusive"]})
-    # a tile resident in shared memory read in chunks of several 16-byte words (36-byte elements)
-    data["scan"].append({"op": "mat3mul", "items": 4, "kind": "exclusive", "name": "exscan_mat3_t4"})
-    # runs of 1- and 2-byte elements stored by one bulk copy a warp (unpadded, three 16-byte words a lane)
-    data["scan"].append({"op": "sum", "type": "u8", "items": 48, "name": "scan_u8_t48"})
-    data["scan"].append({"op": "max", "type": "i16", "items": 24, "kind": "exclusive", "name": "exscan_i16_t24"})
-    for block in (32, 128, 512, 1024):
-        for items in (1, 3, 8):
-            data["scan"].append(
-                {"op": "sum", "type": "i32", "block": block, "items": items, "name": f"scan_i32_b{block}_t{items}"}
-            )
-            data["scan"].append(
-                {
-                    "op": "mat2mul",
-                    "block": block,
-                    "items": items,
-                    "kind": "exclusive",
-                    "name": f"exscan_mat2_b{block}_t{items}",
-                }
-            )
-    # segmented scans: by flags and by keys, both kinds, builtin and user operators, shapes
-    both = ["inclusive", "exclusive"]
-    data["segscan"] = [
-        {"op": ["sum", "max"], "type": ["i32", "u8", "f32"], "kind": both},
-        {"op": ["argmin", "ksum"], "type": "f64", "kind": both},
-        {"op": ["mat2mul", "mat3mul", "welford"], "kind": both},
-        {"op": "sum", "type": ["i32", "f64"], "heads": "keys", "key": "i32", "kind": both},
-        {"op": "mat2mul", "heads": "keys", "key": "u8", "kind": both},
-        {"op": "argmax", "type": "u16", "heads": "keys", "key": "i64"},
+def spec_dict(prefix: str = PREFIX) -> dict:
+    """The instance matrix of tests/matrix.toml as a spec with this prefix: the types and operators
+    of the specs it names taken in, each sweep (lists of blocks and items) one instance a shape."""
+    data = tomllib.loads(MATRIX.read_text())
+    spec: dict = {"prefix": prefix, "type": [], "operator": []}
+    for path in data.pop("user_operators_from"):
+        taken = tomllib.loads((ROOT / path).read_text())
+        spec["type"] += taken.get("type", [])
+        spec["operator"] += taken.get("operator", [])
+    for table, entries in data.items():
+        spec[table] = [one for entry in entries for one in _shapes(entry)]
+    return spec
+
+
+def _shapes(entry: dict) -> list:
+    """An entry of the matrix as spec entries: itself, or one a (block, items) of its sweep."""
+    blocks, items = entry.get("block"), entry.get("items")
+    if not isinstance(blocks, list) and not isinstance(items, list):
+        return [entry]
+    blocks = blocks if isinstance(blocks, list) else [blocks]
+    items = items if isinstance(items, list) else [items]
+    return [
+        {**entry, "block": b, "items": t, "name": entry["name"].format(block=b, items=t)} for b in blocks for t in items
     ]
-    for block in (32, 128, 1024):
-        for items in (1, 3, 16):
-            data["segscan"].append(
-                {"op": "sum", "type": "i32", "block": block, "items": items, "name": f"segscan_i32_b{block}_t{items}"}
-            )
-            data["segscan"].append(
-                {
-                    "op": "mat2mul",
-                    "block": block,
-                    "items": items,
-                    "heads": "keys",
-                    "key": "i16",
-                    "kind": "exclusive",
-                    "name": f"exsegscan_mat2_b{block}_t{items}",
-                }
-            )
-    # along rows: builtin operators on several element sizes, argmin (the column as index), the
-    # user operators (non-commutative, another accumulator type)
-    data["rows"] = [
-        {"op": ["sum", "max"], "type": ["f32", "i32", "u8", "f64", "i16"]},
-        {"op": ["argmin", "ksum"], "type": "f32"},
-        {"op": ["mat2mul", "mat3mul", "welford"]},
-        # scans along rows
-        {"op": ["sum", "max"], "type": ["f32", "i32", "u8", "f64", "i16"], "kind": ["inclusive", "exclusive"]},
-        {"op": ["argmin", "ksum"], "type": "f32", "kind": ["inclusive", "exclusive"]},
-        {"op": ["mat2mul", "mat3mul", "welford"], "kind": ["inclusive", "exclusive"]},
-    ]
-    data["cols"] = [
-        {"op": ["sum", "max"], "type": ["f32", "u8", "f64"]},
-        {"op": ["argmin", "ksum"], "type": "f32"},
-        {"op": ["mat2mul", "mat3mul", "welford"]},
-    ]
-    # segment results: by offsets (CSR) and by keys
-    data["segreduce"] = [
-        {"op": ["sum", "min", "argmin", "ksum"], "type": "f32", "offset": "i32"},
-        {"op": ["sum", "xor"], "type": "u8", "offset": "u32"},
-        {"op": ["sum", "max"], "type": "i64"},
-        {"op": ["mat2mul", "mat3mul", "welford", "minmax"]},
-        {"op": ["sum", "prod"], "type": ["i32", "f64"], "by": "keys", "key": "i32"},
-        {"op": "argmax", "type": "f32", "by": "keys", "key": "u16"},
-        {"op": "mat2mul", "by": "keys", "key": "i64"},
-    ]
-    for block in (32, 128, 1024):
-        for items in (1, 3, 8):
-            data["segreduce"].append(
-                {
-                    "op": "sum",
-                    "type": "i32",
-                    "block": block,
-                    "items": items,
-                    "offset": "i32",
-                    "name": f"segreduce_i32_b{block}_t{items}",
-                }
-            )
-            data["segreduce"].append(
-                {
-                    "op": "mat2mul",
-                    "block": block,
-                    "items": items,
-                    "by": "keys",
-                    "key": "u32",
-                    "name": f"reduce_mat2_by_key_b{block}_t{items}",
-                }
-            )
-    return data
 
 
 def case_expr(inst):
@@ -404,6 +305,20 @@ def build(jobs, single_header=False, only=None):
     return spec
 
 
+def _run_logged(cmd: list, log: TextIO) -> int:
+    """Run the driver: its output to the log as it comes (a run cut short keeps what it did), its
+    lines of one instance (not the indented detail) printed too."""
+    print("$", " ".join(cmd), flush=True)
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
+        assert p.stdout is not None
+        for line in p.stdout:
+            log.write(line)
+            log.flush()
+            if not line.startswith("  "):
+                print(line, end="", flush=True)
+    return p.returncode
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -417,6 +332,9 @@ def main():
         help="one instance of each kernel shape, from one stb-style header (in build/gputest-single)",
     )
     ap.add_argument("--only", help="build the instances whose names hold this, or one of A,B,... (a quicker build)")
+    ap.add_argument(
+        "--filter", help="run only the instances whose names hold this (with --no-build, a full run in parts)"
+    )
     args = ap.parse_args()
     global BUILD
     if args.single_header:
@@ -430,18 +348,16 @@ def main():
     exe = str(BUILD / "test_main")
     rc = 0
     with open(out / "gputest.log", "w") as log:
-        cmd = [exe] + (["--quick"] if args.quick else [])
-        print("$", " ".join(cmd), flush=True)
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        log.write(p.stdout)
-        print("\n".join(line for line in p.stdout.splitlines() if not line.startswith("  ")))
-        rc |= p.returncode
+        cmd = [exe] + (["--quick"] if args.quick else []) + (["--filter", args.filter] if args.filter else [])
+        rc |= _run_logged(cmd, log)
         if not args.no_sanitizer:
             # each reduce shape under memcheck and racecheck: striped, blocked (non-commutative),
             # a pair accumulator, a one-warp block and a multi-word shuffle
             for tool in ("memcheck", "racecheck"):
                 for flt in SANITIZED:
                     if args.only and not any(w and w in flt for w in args.only.split(",")):
+                        continue
+                    if args.filter and args.filter not in flt:
                         continue
                     cmd = [
                         "compute-sanitizer",
