@@ -407,7 +407,8 @@ type = "f32"
     assert "_b256_t36(" in text["t_scan_sum_f32"] and "_b256_t28(" in text["t_segscan_sum_f32_by_i32"]
     assert "__launch_bounds__(256, 6)" in text["t_segscan_sum_f32_by_i32"]
     assert "_b256_t32(" in text["t_segreduce_sum_f32"]
-    assert "return k;" in text["t_scan_sum_f32"] and "return k + k / 8;" in text["t_segreduce_sum_f32"]
+    # no pad: a word's place is its index (no identity helper); a pad word in eight otherwise
+    assert "stage[warp][lane * 9 + c]" in text["t_scan_sum_f32"] and "return k + k / 8;" in text["t_segreduce_sum_f32"]
     # a warp's run of results lies in shared memory as in global memory where there is no pad:
     # one bulk copy (TMA, sm_90) stores it, for accumulators of up to 8 bytes (wider ones spill
     # under the register cap); the segmented reduce stores no tile
@@ -426,12 +427,13 @@ type = "f32"
     text.update({p.stem: p.read_text() for p in (tmp_path / "more").glob("*.cu")})
     # 8-byte values: unpadded either way, the bulk store only with an accumulator of 8 bytes
     # (not the compensated sum's 16, nor a segmented f64's value and head flag)
-    assert all("return k;" in text[name] for name in ("t_scan_sum_f64", "t_scan_ksum_f64", "t_segscan_sum_f64_by_i32"))
+    unpadded = "an odd count, are already spread"  # the stage's comment where word k is at k
+    assert all(unpadded in text[name] for name in ("t_scan_sum_f64", "t_scan_ksum_f64", "t_segscan_sum_f64_by_i32"))
     assert bulk in text["t_scan_sum_f64"] and bulk not in text["t_scan_ksum_f64"]
     assert bulk not in text["t_segscan_sum_f64_by_i32"]
     # a padded run (eight 16-byte words a lane) is not laid out as in global memory
     assert "return k + k / 8;" in text["t_scan_f32_t32"] and bulk not in text["t_scan_f32_t32"]
-    assert all("return k;" in src for src in text.values() if bulk in src)
+    assert all(unpadded in src for src in text.values() if bulk in src)
     # the segmented reduce that holds its tile needs no look-back: a carry kernel after the tiles
     # (launched with PDL on inputs up to SEGMENT_PDL_MAX_BYTES)
     assert "_carry, pdl, n <= AG_PDL_MAX_ELEMS, 1, 1024, stream);" in text["t_segreduce_sum_f32"]

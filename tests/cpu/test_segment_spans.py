@@ -77,7 +77,7 @@ def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
     assert "const uint4 w = *(const uint4 *)(in + e);" in src
     # off 16 bytes no word is loaded: the words' loop starts at lo's word, which is then its end
     assert "split = words ? (hi < whole ? hi : whole) : lo / 4 * 4;" in src
-    assert "0xffu << lane / 8 * 8" in src and "__shfl_down_sync(mask, w[0], offset, width)" in src
+    assert "0xffu << lane / 8 * 8" in src and "__shfl_down_sync(mask, w, offset, width)" in src
     # a group's long segment goes to the block, checked once a block with one barrier
     assert f"const int is_long = hi - lo > {sp.long(8)};" in src
     assert "if (!__syncthreads_or(is_long))" in src
