@@ -62,27 +62,27 @@ static __device__ __forceinline__ void ag_start_next(void)
 
 static __device__ __forceinline__ uint32_t ag_shfl_down(uint32_t v, int offset)
 {
-    unsigned int w[1] = {0};
-    memcpy(w, &v, sizeof v);
-    w[0] = __shfl_down_sync(0xffffffffu, w[0], offset);
-    memcpy(&v, w, sizeof v);
+    unsigned int w = 0;
+    memcpy(&w, &v, sizeof v);
+    w = __shfl_down_sync(0xffffffffu, w, offset);
+    memcpy(&v, &w, sizeof v);
     return v;
 }
 
 static __device__ __forceinline__ void ag_store_slot(unsigned int *slot, uint32_t v)
 {
-    unsigned int w[1] = {0};
-    memcpy(w, &v, sizeof v);
-    slot[0] = w[0];
+    unsigned int w = 0;
+    memcpy(&w, &v, sizeof v);
+    slot[0] = w;
 }
 
 /* read through L2 (not L1): the slot was written by another block */
 static __device__ __forceinline__ uint32_t ag_load_slot(const unsigned int *slot)
 {
-    unsigned int w[1];
+    unsigned int w;
     uint32_t v;
-    w[0] = __ldcg(slot);
-    memcpy(&v, w, sizeof v);
+    w = __ldcg(slot);
+    memcpy(&v, &w, sizeof v);
     return v;
 }
 
