@@ -201,7 +201,8 @@ static __host__ __device__ size_t ag_slot_words_for(size_t tiles)
    group publishes the group's total as soon as the levels below are folded: totals never wait on
    prefixes, so no tile waits on a chain of others.  Called by a whole warp; every lane returns
    the prefix. */
-static __device__ __forceinline__ int32_t ag_look_back(int32_t total, unsigned long long *slots, size_t n_tiles, size_t tile, unsigned int lane)
+static __device__ __forceinline__ int32_t ag_look_back(int32_t total, unsigned long long *slots, size_t n_tiles,
+    size_t tile, unsigned int lane)
 {
     int32_t prefix = ag_op_identity();       /* everything before the tile */
     int32_t upto = total;                     /* from the start of the tile's group at this level */
@@ -213,7 +214,9 @@ static __device__ __forceinline__ int32_t ag_look_back(int32_t total, unsigned l
     for (size_t span = 1; span < n_tiles; span *= AG_GROUP) {
         const unsigned int siblings = (unsigned int)(index % AG_GROUP);
         if (siblings > 0) {
-            const int32_t v = ag_warp_fold_all(lane < siblings ? ag_wait_for(level + (index - siblings + lane) * AG_SLOT_WORDS) : ag_op_identity(), lane);
+            const int32_t v = ag_warp_fold_all(
+                lane < siblings ? ag_wait_for(level + (index - siblings + lane) * AG_SLOT_WORDS) : ag_op_identity(),
+                lane);
             prefix = ag_op_combine(v, prefix);
             upto = ag_op_combine(v, upto);
         }
@@ -281,7 +284,8 @@ namespace ag_s0 {
 /* Block of 8 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
    in totals[7]).  Returns what precedes the thread. */
-static __device__ __forceinline__ int32_t ag_block_scan(int32_t t, int32_t *totals, unsigned int lane, unsigned int warp)
+static __device__ __forceinline__ int32_t ag_block_scan(int32_t t, int32_t *totals, unsigned int lane,
+    unsigned int warp)
 {
     t = ag_warp_scan(t, lane);
     if (lane == 31)
@@ -582,7 +586,8 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
         if (at_once == 0) {
             int per_sm = 0, sms = 0;
-            err = cudaFuncSetAttribute(assoc_k_exscan_sum_i32_b256_t16, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            err = cudaFuncSetAttribute(assoc_k_exscan_sum_i32_b256_t16, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared);
             if (err == cudaSuccess)
                 err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_exscan_sum_i32_b256_t16, 256, 0);
             if (err == cudaSuccess)
@@ -605,9 +610,12 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
             static signed char pdl[64];            /* ag_launch_config's answer, by device */
             cudaLaunchConfig_t config;
             cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t16_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t16_clear, pdl, 1,
+                                   (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256,
+                                   stream);
             if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t16_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+                err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t16_clear, (unsigned int *)d_work,
+                                         (unsigned int)tiles, by_block && (any_bits & 15) == 0);
             if (err != cudaSuccess)
                 return err;
         }
@@ -616,9 +624,12 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t16, pdl, 1, (unsigned int)tiles, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t16, pdl, 1,
+                               (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t16, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t16, d_in, n, d_out, first,
+                                     (unsigned int *)d_work, (unsigned int)tiles, by_block,
+                                     (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -634,7 +645,8 @@ namespace ag_s1 {
 /* Block of 8 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
    in totals[7]).  Returns what precedes the thread. */
-static __device__ __forceinline__ int32_t ag_block_scan(int32_t t, int32_t *totals, unsigned int lane, unsigned int warp)
+static __device__ __forceinline__ int32_t ag_block_scan(int32_t t, int32_t *totals, unsigned int lane,
+    unsigned int warp)
 {
     t = ag_warp_scan(t, lane);
     if (lane == 31)
@@ -935,7 +947,8 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
         if (at_once == 0) {
             int per_sm = 0, sms = 0;
-            err = cudaFuncSetAttribute(assoc_k_exscan_sum_i32_b256_t8, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            err = cudaFuncSetAttribute(assoc_k_exscan_sum_i32_b256_t8, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared);
             if (err == cudaSuccess)
                 err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_exscan_sum_i32_b256_t8, 256, 0);
             if (err == cudaSuccess)
@@ -958,9 +971,12 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
             static signed char pdl[64];            /* ag_launch_config's answer, by device */
             cudaLaunchConfig_t config;
             cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t8_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t8_clear, pdl, 1,
+                                   (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256,
+                                   stream);
             if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t8_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+                err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t8_clear, (unsigned int *)d_work,
+                                         (unsigned int)tiles, by_block && (any_bits & 15) == 0);
             if (err != cudaSuccess)
                 return err;
         }
@@ -969,9 +985,12 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t8, pdl, 1, (unsigned int)tiles, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t8, pdl, 1,
+                               (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t8, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t8, d_in, n, d_out, first,
+                                     (unsigned int *)d_work, (unsigned int)tiles, by_block,
+                                     (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -987,7 +1006,8 @@ namespace ag_s2 {
 /* Block of 4 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
    in totals[3]).  Returns what precedes the thread. */
-static __device__ __forceinline__ int32_t ag_block_scan(int32_t t, int32_t *totals, unsigned int lane, unsigned int warp)
+static __device__ __forceinline__ int32_t ag_block_scan(int32_t t, int32_t *totals, unsigned int lane,
+    unsigned int warp)
 {
     t = ag_warp_scan(t, lane);
     if (lane == 31)
@@ -1296,7 +1316,8 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
         if (at_once == 0) {
             int per_sm = 0, sms = 0;
-            err = cudaFuncSetAttribute(assoc_k_exscan_sum_i32_b128_t36, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            err = cudaFuncSetAttribute(assoc_k_exscan_sum_i32_b128_t36, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared);
             if (err == cudaSuccess)
                 err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_exscan_sum_i32_b128_t36, 128, 0);
             if (err == cudaSuccess)
@@ -1319,9 +1340,12 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
             static signed char pdl[64];            /* ag_launch_config's answer, by device */
             cudaLaunchConfig_t config;
             cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b128_t36_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b128_t36_clear, pdl, 1,
+                                   (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256,
+                                   stream);
             if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b128_t36_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+                err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b128_t36_clear, (unsigned int *)d_work,
+                                         (unsigned int)tiles, by_block && (any_bits & 15) == 0);
             if (err != cudaSuccess)
                 return err;
         }
@@ -1330,9 +1354,12 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b128_t36, pdl, 1, (unsigned int)tiles, 128, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b128_t36, pdl, 1,
+                               (unsigned int)tiles, 128, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b128_t36, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b128_t36, d_in, n, d_out, first,
+                                     (unsigned int *)d_work, (unsigned int)tiles, by_block,
+                                     (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -1348,7 +1375,8 @@ namespace ag_s3 {
 /* Block of 8 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
    in totals[7]).  Returns what precedes the thread. */
-static __device__ __forceinline__ int32_t ag_block_scan(int32_t t, int32_t *totals, unsigned int lane, unsigned int warp)
+static __device__ __forceinline__ int32_t ag_block_scan(int32_t t, int32_t *totals, unsigned int lane,
+    unsigned int warp)
 {
     t = ag_warp_scan(t, lane);
     if (lane == 31)
@@ -1660,7 +1688,8 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
         if (at_once == 0) {
             int per_sm = 0, sms = 0;
-            err = cudaFuncSetAttribute(assoc_k_exscan_sum_i32_b256_t36, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            err = cudaFuncSetAttribute(assoc_k_exscan_sum_i32_b256_t36, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared);
             if (err == cudaSuccess)
                 err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_exscan_sum_i32_b256_t36, 256, 0);
             if (err == cudaSuccess)
@@ -1683,9 +1712,12 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
             static signed char pdl[64];            /* ag_launch_config's answer, by device */
             cudaLaunchConfig_t config;
             cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t36_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t36_clear, pdl, 1,
+                                   (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256,
+                                   stream);
             if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t36_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+                err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t36_clear, (unsigned int *)d_work,
+                                         (unsigned int)tiles, by_block && (any_bits & 15) == 0);
             if (err != cudaSuccess)
                 return err;
         }
@@ -1694,9 +1726,12 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t36, pdl, 1, (unsigned int)tiles, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_exscan_sum_i32_b256_t36, pdl, 1,
+                               (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t36, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_exscan_sum_i32_b256_t36, d_in, n, d_out, first,
+                                     (unsigned int *)d_work, (unsigned int)tiles, by_block,
+                                     (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }

@@ -201,7 +201,8 @@ static __host__ __device__ size_t ag_slot_words_for(size_t tiles)
    group publishes the group's total as soon as the levels below are folded: totals never wait on
    prefixes, so no tile waits on a chain of others.  Called by a whole warp; every lane returns
    the prefix. */
-static __device__ __forceinline__ float ag_look_back(float total, unsigned long long *slots, size_t n_tiles, size_t tile, unsigned int lane)
+static __device__ __forceinline__ float ag_look_back(float total, unsigned long long *slots, size_t n_tiles,
+    size_t tile, unsigned int lane)
 {
     float prefix = ag_op_identity();       /* everything before the tile */
     float upto = total;                     /* from the start of the tile's group at this level */
@@ -213,7 +214,9 @@ static __device__ __forceinline__ float ag_look_back(float total, unsigned long 
     for (size_t span = 1; span < n_tiles; span *= AG_GROUP) {
         const unsigned int siblings = (unsigned int)(index % AG_GROUP);
         if (siblings > 0) {
-            const float v = ag_warp_fold_all(lane < siblings ? ag_wait_for(level + (index - siblings + lane) * AG_SLOT_WORDS) : ag_op_identity(), lane);
+            const float v = ag_warp_fold_all(
+                lane < siblings ? ag_wait_for(level + (index - siblings + lane) * AG_SLOT_WORDS) : ag_op_identity(),
+                lane);
             prefix = ag_op_combine(v, prefix);
             upto = ag_op_combine(v, upto);
         }
@@ -281,7 +284,8 @@ namespace ag_s0 {
 /* Block of 8 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
    in totals[7]).  Returns what precedes the thread. */
-static __device__ __forceinline__ float ag_block_scan(float t, float *totals, unsigned int lane, unsigned int warp)
+static __device__ __forceinline__ float ag_block_scan(float t, float *totals, unsigned int lane,
+    unsigned int warp)
 {
     t = ag_warp_scan(t, lane);
     if (lane == 31)
@@ -581,7 +585,8 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
         if (at_once == 0) {
             int per_sm = 0, sms = 0;
-            err = cudaFuncSetAttribute(assoc_k_scan_sum_f32_b256_t16, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            err = cudaFuncSetAttribute(assoc_k_scan_sum_f32_b256_t16, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared);
             if (err == cudaSuccess)
                 err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_f32_b256_t16, 256, 0);
             if (err == cudaSuccess)
@@ -604,9 +609,12 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
             static signed char pdl[64];            /* ag_launch_config's answer, by device */
             cudaLaunchConfig_t config;
             cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t16_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t16_clear, pdl, 1,
+                                   (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256,
+                                   stream);
             if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t16_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t16_clear, (unsigned int *)d_work,
+                                         (unsigned int)tiles, by_block && (any_bits & 15) == 0);
             if (err != cudaSuccess)
                 return err;
         }
@@ -615,9 +623,12 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t16, pdl, 1, (unsigned int)tiles, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t16, pdl, 1,
+                               (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t16, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t16, d_in, n, d_out, first,
+                                     (unsigned int *)d_work, (unsigned int)tiles, by_block,
+                                     (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -633,7 +644,8 @@ namespace ag_s1 {
 /* Block of 8 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
    in totals[7]).  Returns what precedes the thread. */
-static __device__ __forceinline__ float ag_block_scan(float t, float *totals, unsigned int lane, unsigned int warp)
+static __device__ __forceinline__ float ag_block_scan(float t, float *totals, unsigned int lane,
+    unsigned int warp)
 {
     t = ag_warp_scan(t, lane);
     if (lane == 31)
@@ -933,7 +945,8 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
         if (at_once == 0) {
             int per_sm = 0, sms = 0;
-            err = cudaFuncSetAttribute(assoc_k_scan_sum_f32_b256_t8, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            err = cudaFuncSetAttribute(assoc_k_scan_sum_f32_b256_t8, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared);
             if (err == cudaSuccess)
                 err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_f32_b256_t8, 256, 0);
             if (err == cudaSuccess)
@@ -956,9 +969,12 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
             static signed char pdl[64];            /* ag_launch_config's answer, by device */
             cudaLaunchConfig_t config;
             cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t8_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t8_clear, pdl, 1,
+                                   (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256,
+                                   stream);
             if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t8_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t8_clear, (unsigned int *)d_work,
+                                         (unsigned int)tiles, by_block && (any_bits & 15) == 0);
             if (err != cudaSuccess)
                 return err;
         }
@@ -967,9 +983,12 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t8, pdl, 1, (unsigned int)tiles, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t8, pdl, 1,
+                               (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t8, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t8, d_in, n, d_out, first,
+                                     (unsigned int *)d_work, (unsigned int)tiles, by_block,
+                                     (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -985,7 +1004,8 @@ namespace ag_s2 {
 /* Block of 4 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
    in totals[3]).  Returns what precedes the thread. */
-static __device__ __forceinline__ float ag_block_scan(float t, float *totals, unsigned int lane, unsigned int warp)
+static __device__ __forceinline__ float ag_block_scan(float t, float *totals, unsigned int lane,
+    unsigned int warp)
 {
     t = ag_warp_scan(t, lane);
     if (lane == 31)
@@ -1293,7 +1313,8 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
         if (at_once == 0) {
             int per_sm = 0, sms = 0;
-            err = cudaFuncSetAttribute(assoc_k_scan_sum_f32_b128_t36, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            err = cudaFuncSetAttribute(assoc_k_scan_sum_f32_b128_t36, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared);
             if (err == cudaSuccess)
                 err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_f32_b128_t36, 128, 0);
             if (err == cudaSuccess)
@@ -1316,9 +1337,12 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
             static signed char pdl[64];            /* ag_launch_config's answer, by device */
             cudaLaunchConfig_t config;
             cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b128_t36_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b128_t36_clear, pdl, 1,
+                                   (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256,
+                                   stream);
             if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b128_t36_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b128_t36_clear, (unsigned int *)d_work,
+                                         (unsigned int)tiles, by_block && (any_bits & 15) == 0);
             if (err != cudaSuccess)
                 return err;
         }
@@ -1327,9 +1351,12 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b128_t36, pdl, 1, (unsigned int)tiles, 128, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b128_t36, pdl, 1,
+                               (unsigned int)tiles, 128, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b128_t36, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b128_t36, d_in, n, d_out, first,
+                                     (unsigned int *)d_work, (unsigned int)tiles, by_block,
+                                     (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -1345,7 +1372,8 @@ namespace ag_s3 {
 /* Block of 8 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
    in totals[7]).  Returns what precedes the thread. */
-static __device__ __forceinline__ float ag_block_scan(float t, float *totals, unsigned int lane, unsigned int warp)
+static __device__ __forceinline__ float ag_block_scan(float t, float *totals, unsigned int lane,
+    unsigned int warp)
 {
     t = ag_warp_scan(t, lane);
     if (lane == 31)
@@ -1656,7 +1684,8 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
         if (at_once == 0) {
             int per_sm = 0, sms = 0;
-            err = cudaFuncSetAttribute(assoc_k_scan_sum_f32_b256_t36, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            err = cudaFuncSetAttribute(assoc_k_scan_sum_f32_b256_t36, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared);
             if (err == cudaSuccess)
                 err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_f32_b256_t36, 256, 0);
             if (err == cudaSuccess)
@@ -1679,9 +1708,12 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
             static signed char pdl[64];            /* ag_launch_config's answer, by device */
             cudaLaunchConfig_t config;
             cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t36_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t36_clear, pdl, 1,
+                                   (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256,
+                                   stream);
             if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t36_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t36_clear, (unsigned int *)d_work,
+                                         (unsigned int)tiles, by_block && (any_bits & 15) == 0);
             if (err != cudaSuccess)
                 return err;
         }
@@ -1690,9 +1722,12 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t36, pdl, 1, (unsigned int)tiles, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f32_b256_t36, pdl, 1,
+                               (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t36, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f32_b256_t36, d_in, n, d_out, first,
+                                     (unsigned int *)d_work, (unsigned int)tiles, by_block,
+                                     (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }

@@ -103,7 +103,8 @@ static __device__ __forceinline__ uint64_t ag_warp_scan(uint64_t t, unsigned int
 /* Block of 8 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
    in totals[7]).  Returns what precedes the thread. */
-static __device__ __forceinline__ uint64_t ag_block_scan(uint64_t t, uint64_t *totals, unsigned int lane, unsigned int warp)
+static __device__ __forceinline__ uint64_t ag_block_scan(uint64_t t, uint64_t *totals, unsigned int lane,
+    unsigned int warp)
 {
     t = ag_warp_scan(t, lane);
     if (lane == 31)
@@ -202,7 +203,8 @@ static __host__ __device__ size_t ag_slot_words_for(size_t tiles)
    group publishes the group's total as soon as the levels below are folded: totals never wait on
    prefixes, so no tile waits on a chain of others.  Called by a whole warp; every lane returns
    the prefix. */
-static __device__ __forceinline__ uint64_t ag_look_back(uint64_t total, unsigned long long *slots, size_t n_tiles, size_t tile, unsigned int lane)
+static __device__ __forceinline__ uint64_t ag_look_back(uint64_t total, unsigned long long *slots, size_t n_tiles,
+    size_t tile, unsigned int lane)
 {
     uint64_t prefix = ag_op_identity();       /* everything before the tile */
     uint64_t upto = total;                     /* from the start of the tile's group at this level */
@@ -214,7 +216,9 @@ static __device__ __forceinline__ uint64_t ag_look_back(uint64_t total, unsigned
     for (size_t span = 1; span < n_tiles; span *= AG_GROUP) {
         const unsigned int siblings = (unsigned int)(index % AG_GROUP);
         if (siblings > 0) {
-            const uint64_t v = ag_warp_fold_all(lane < siblings ? ag_wait_for(level + (index - siblings + lane) * AG_SLOT_WORDS) : ag_op_identity(), lane);
+            const uint64_t v = ag_warp_fold_all(
+                lane < siblings ? ag_wait_for(level + (index - siblings + lane) * AG_SLOT_WORDS) : ag_op_identity(),
+                lane);
             prefix = ag_op_combine(v, prefix);
             upto = ag_op_combine(v, upto);
         }
@@ -588,7 +592,8 @@ extern "C" cudaError_t assoc_scan_sum_u64(const uint64_t *d_in, size_t n, uint64
         int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
         if (at_once == 0) {
             int per_sm = 0, sms = 0;
-            err = cudaFuncSetAttribute(assoc_k_scan_sum_u64_b256_t18, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            err = cudaFuncSetAttribute(assoc_k_scan_sum_u64_b256_t18, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared);
             if (err == cudaSuccess)
                 err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_u64_b256_t18, 256, 0);
             if (err == cudaSuccess)
@@ -611,9 +616,12 @@ extern "C" cudaError_t assoc_scan_sum_u64(const uint64_t *d_in, size_t n, uint64
             static signed char pdl[64];            /* ag_launch_config's answer, by device */
             cudaLaunchConfig_t config;
             cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u64_b256_t18_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u64_b256_t18_clear, pdl, 1,
+                                   (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256,
+                                   stream);
             if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u64_b256_t18_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u64_b256_t18_clear, (unsigned int *)d_work,
+                                         (unsigned int)tiles, by_block && (any_bits & 15) == 0);
             if (err != cudaSuccess)
                 return err;
         }
@@ -622,9 +630,12 @@ extern "C" cudaError_t assoc_scan_sum_u64(const uint64_t *d_in, size_t n, uint64
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u64_b256_t18, pdl, 1, (unsigned int)tiles, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u64_b256_t18, pdl, 1,
+                               (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u64_b256_t18, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u64_b256_t18, d_in, n, d_out, first,
+                                     (unsigned int *)d_work, (unsigned int)tiles, by_block,
+                                     (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }

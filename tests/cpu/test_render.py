@@ -8,6 +8,12 @@ import pytest
 from .util import EXAMPLES, REPO, gen_ok, matrix_spec, public_names, write_spec
 
 
+def _flat(src: str) -> str:
+    """`src` with argument lists and kernel heads that were wrapped at 120 columns on one line."""
+    src = re.sub(r",\n\s+", ", ", src)
+    return re.sub(r"(__launch_bounds__\([^()]*\))\n", r"\1 ", src)
+
+
 def _files(d):
     return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file()}
 
@@ -189,8 +195,8 @@ def test_launch_bounds_and_launch_use_the_block(tmp_path, block):
     assert f"__launch_bounds__({block}, {max(1, 1024 // block)})" in src
     # launched with that block (through ag_launch_config: programmatic dependent launch)
     assert re.search(
-        r"ag_launch_config\(&config, &attr, \(const void \*\)t_k_reduce_min_i32_b%d_t4, pdl, "
-        r"[^,]+, \(unsigned int\)grid, %d, stream\)" % (block, block),
+        r"ag_launch_config\(&config, &attr, \(const void \*\)t_k_reduce_min_i32_b%d_t4, pdl,\s+"
+        r"[^,]+,\s+\(unsigned int\)grid,\s+%d,\s+stream\)" % (block, block),  # wrapped at 120 columns
         src,
     )
     assert "cudaLaunchKernelEx(&config, t_k_reduce_min_i32_b%d_t4," % block in src
@@ -265,7 +271,7 @@ def test_a_reduce_in_a_graph_folds_its_totals_by_a_kernel_of_their_own(tmp_path)
         (tmp_path / "a" / "t_reduce_sum_f32.cu").read_text(),
         (tmp_path / "m" / "mat_reduce_mat2mul_mat2u.cu").read_text(),
     ):
-        host = src[src.index("/* host side */") :]
+        host = _flat(src[src.index("/* host side */") :])
         assert "cudaStreamIsCapturing(stream, &capture)" in host
         assert "apart = capture == cudaStreamCaptureStatusActive;" in host
         # the kernel first, then the fold kernel of one block where apart
@@ -436,7 +442,7 @@ type = "f32"
     assert all(unpadded in src for src in text.values() if bulk in src)
     # the segmented reduce that holds its tile needs no look-back: a carry kernel after the tiles
     # (launched with PDL on inputs up to SEGMENT_PDL_MAX_BYTES)
-    assert "_carry, pdl, n <= AG_PDL_MAX_ELEMS, 1, 1024, stream);" in text["t_segreduce_sum_f32"]
+    assert "_carry, pdl, n <= AG_PDL_MAX_ELEMS, 1, 1024, stream);" in _flat(text["t_segreduce_sum_f32"])
     assert "ag_wait_for(" not in text["t_segreduce_sum_f32"]
     assert "_carry" not in text["t_segreduce_ksum_f32"] and "ag_wait_for(" in text["t_segreduce_ksum_f32"]
     # and up to 2^21 elements takes 256 x 8 tiles (tuning.SEGMENT_SIZE_SHAPES); up to 4 tiles a

@@ -15,7 +15,13 @@ from assocgen.spec import parse
 
 def _render(*segreduces, **top):
     spec = parse({"prefix": "q", "segreduce": list(segreduces), **top}, "s.toml")
-    return emit.render(spec, "q.h")
+    return {name: _flat(text) for name, text in emit.render(spec, "q.h").items()}
+
+
+def _flat(src: str) -> str:
+    """`src` with argument lists and kernel heads that were wrapped at 120 columns on one line."""
+    src = re.sub(r",\n\s+", ", ", src)
+    return re.sub(r"(__launch_bounds__\([^()]*\))\n", r"\1 ", src)
 
 
 def _namespace(src, k):
