@@ -62,27 +62,27 @@ static __device__ __forceinline__ void ag_start_next(void)
 
 static __device__ __forceinline__ uint32_t ag_shfl_down(uint32_t v, int offset)
 {
-    unsigned int w[1] = {0};
-    memcpy(w, &v, sizeof v);
-    w[0] = __shfl_down_sync(0xffffffffu, w[0], offset);
-    memcpy(&v, w, sizeof v);
+    unsigned int w = 0;
+    memcpy(&w, &v, sizeof v);
+    w = __shfl_down_sync(0xffffffffu, w, offset);
+    memcpy(&v, &w, sizeof v);
     return v;
 }
 
 static __device__ __forceinline__ void ag_store_slot(unsigned int *slot, uint32_t v)
 {
-    unsigned int w[1] = {0};
-    memcpy(w, &v, sizeof v);
-    slot[0] = w[0];
+    unsigned int w = 0;
+    memcpy(&w, &v, sizeof v);
+    slot[0] = w;
 }
 
 /* read through L2 (not L1): the slot was written by another block */
 static __device__ __forceinline__ uint32_t ag_load_slot(const unsigned int *slot)
 {
-    unsigned int w[1];
+    unsigned int w;
     uint32_t v;
-    w[0] = __ldcg(slot);
-    memcpy(&v, w, sizeof v);
+    w = __ldcg(slot);
+    memcpy(&v, &w, sizeof v);
     return v;
 }
 
@@ -99,7 +99,8 @@ static __device__ __forceinline__ uint32_t ag_warp_fold(uint32_t v)
 
 /* Block: the warps' values (lane 0's of each) folded in warp order by warp 0, through `slots`;
    thread 0 gets the total */
-static __device__ __forceinline__ uint32_t ag_warps_fold(uint32_t v, uint32_t *slots, unsigned int lane, unsigned int warp)
+static __device__ __forceinline__ uint32_t ag_warps_fold(uint32_t v, uint32_t *slots, unsigned int lane,
+    unsigned int warp)
 {
     if (lane == 0)
         slots[warp] = v;
@@ -122,7 +123,8 @@ static __device__ __forceinline__ uint32_t ag_block_fold(uint32_t v, uint32_t *w
 
 /* Grid: the totals of `blocks` blocks (their workspace slots), folded in block order by the block's
    threads, each a contiguous run of them, then the block's fold; thread 0 gets the total */
-static __device__ __forceinline__ uint32_t ag_grid_fold(const unsigned int *work, unsigned int blocks, uint32_t *warp_totals)
+static __device__ __forceinline__ uint32_t ag_grid_fold(const unsigned int *work,
+    unsigned int blocks, uint32_t *warp_totals)
 {
     const unsigned int per_thread = (blocks + 255) / 256;
     const unsigned int lo = threadIdx.x * per_thread;
@@ -210,7 +212,8 @@ assoc_k_reduce_min_u32_b256_t16(const uint32_t *__restrict__ in, size_t n, uint3
 
 /* The fold kernel, one block, launched right after the kernel (with PDL) where `apart`: the
    blocks' totals folded in block order, in place of the last block's ticket */
-static __global__ void __launch_bounds__(256) assoc_k_reduce_min_u32_b256_t16_fold(const unsigned int *__restrict__ work, unsigned int blocks,
+static __global__ void __launch_bounds__(256)
+assoc_k_reduce_min_u32_b256_t16_fold(const unsigned int *__restrict__ work, unsigned int blocks,
     uint32_t *__restrict__ out)
 {
     __shared__ uint32_t warp_totals[8];
@@ -339,9 +342,11 @@ extern "C" cudaError_t assoc_reduce_min_u32(const uint32_t *d_in, size_t n, uint
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_reduce_min_u32_b256_t16, pdl, n <= AG_PDL_MAX_ELEMS, (unsigned int)grid, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_reduce_min_u32_b256_t16, pdl,
+                               n <= AG_PDL_MAX_ELEMS, (unsigned int)grid, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_reduce_min_u32_b256_t16, d_in, n, d_out, (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0, apart);
+            err = cudaLaunchKernelEx(&config, assoc_k_reduce_min_u32_b256_t16, d_in, n, d_out,
+                                     (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0, apart);
         if (err != cudaSuccess)
             return err;
     }
@@ -349,9 +354,11 @@ extern "C" cudaError_t assoc_reduce_min_u32(const uint32_t *d_in, size_t n, uint
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_reduce_min_u32_b256_t16_fold, pdl, 1, 1, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_reduce_min_u32_b256_t16_fold, pdl, 1, 1,
+                               256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_reduce_min_u32_b256_t16_fold, (const unsigned int *)d_work, (unsigned int)grid, d_out);
+            err = cudaLaunchKernelEx(&config, assoc_k_reduce_min_u32_b256_t16_fold,
+                                     (const unsigned int *)d_work, (unsigned int)grid, d_out);
         if (err != cudaSuccess)
             return err;
     }

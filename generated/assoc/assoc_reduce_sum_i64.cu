@@ -102,7 +102,8 @@ static __device__ __forceinline__ int64_t ag_warp_fold(int64_t v)
 
 /* Block: the warps' values (lane 0's of each) folded in warp order by warp 0, through `slots`;
    thread 0 gets the total */
-static __device__ __forceinline__ int64_t ag_warps_fold(int64_t v, int64_t *slots, unsigned int lane, unsigned int warp)
+static __device__ __forceinline__ int64_t ag_warps_fold(int64_t v, int64_t *slots, unsigned int lane,
+    unsigned int warp)
 {
     if (lane == 0)
         slots[warp] = v;
@@ -125,7 +126,8 @@ static __device__ __forceinline__ int64_t ag_block_fold(int64_t v, int64_t *warp
 
 /* Grid: the totals of `blocks` blocks (their workspace slots), folded in block order by the block's
    threads, each a contiguous run of them, then the block's fold; thread 0 gets the total */
-static __device__ __forceinline__ int64_t ag_grid_fold(const unsigned int *work, unsigned int blocks, int64_t *warp_totals)
+static __device__ __forceinline__ int64_t ag_grid_fold(const unsigned int *work,
+    unsigned int blocks, int64_t *warp_totals)
 {
     const unsigned int per_thread = (blocks + 255) / 256;
     const unsigned int lo = threadIdx.x * per_thread;
@@ -213,7 +215,8 @@ assoc_k_reduce_sum_i64_b256_t8(const int64_t *__restrict__ in, size_t n, int64_t
 
 /* The fold kernel, one block, launched right after the kernel (with PDL) where `apart`: the
    blocks' totals folded in block order, in place of the last block's ticket */
-static __global__ void __launch_bounds__(256) assoc_k_reduce_sum_i64_b256_t8_fold(const unsigned int *__restrict__ work, unsigned int blocks,
+static __global__ void __launch_bounds__(256)
+assoc_k_reduce_sum_i64_b256_t8_fold(const unsigned int *__restrict__ work, unsigned int blocks,
     int64_t *__restrict__ out)
 {
     __shared__ int64_t warp_totals[8];
@@ -342,9 +345,11 @@ extern "C" cudaError_t assoc_reduce_sum_i64(const int64_t *d_in, size_t n, int64
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_reduce_sum_i64_b256_t8, pdl, n <= AG_PDL_MAX_ELEMS, (unsigned int)grid, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_reduce_sum_i64_b256_t8, pdl,
+                               n <= AG_PDL_MAX_ELEMS, (unsigned int)grid, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_reduce_sum_i64_b256_t8, d_in, n, d_out, (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0, apart);
+            err = cudaLaunchKernelEx(&config, assoc_k_reduce_sum_i64_b256_t8, d_in, n, d_out,
+                                     (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0, apart);
         if (err != cudaSuccess)
             return err;
     }
@@ -352,9 +357,11 @@ extern "C" cudaError_t assoc_reduce_sum_i64(const int64_t *d_in, size_t n, int64
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_reduce_sum_i64_b256_t8_fold, pdl, 1, 1, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_reduce_sum_i64_b256_t8_fold, pdl, 1, 1,
+                               256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_reduce_sum_i64_b256_t8_fold, (const unsigned int *)d_work, (unsigned int)grid, d_out);
+            err = cudaLaunchKernelEx(&config, assoc_k_reduce_sum_i64_b256_t8_fold,
+                                     (const unsigned int *)d_work, (unsigned int)grid, d_out);
         if (err != cudaSuccess)
             return err;
     }

@@ -103,7 +103,8 @@ static __device__ __forceinline__ int64_t ag_warp_scan(int64_t t, unsigned int l
 /* Block of 8 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
    in totals[7]).  Returns what precedes the thread. */
-static __device__ __forceinline__ int64_t ag_block_scan(int64_t t, int64_t *totals, unsigned int lane, unsigned int warp)
+static __device__ __forceinline__ int64_t ag_block_scan(int64_t t, int64_t *totals, unsigned int lane,
+    unsigned int warp)
 {
     t = ag_warp_scan(t, lane);
     if (lane == 31)
@@ -202,7 +203,8 @@ static __host__ __device__ size_t ag_slot_words_for(size_t tiles)
    group publishes the group's total as soon as the levels below are folded: totals never wait on
    prefixes, so no tile waits on a chain of others.  Called by a whole warp; every lane returns
    the prefix. */
-static __device__ __forceinline__ int64_t ag_look_back(int64_t total, unsigned long long *slots, size_t n_tiles, size_t tile, unsigned int lane)
+static __device__ __forceinline__ int64_t ag_look_back(int64_t total, unsigned long long *slots, size_t n_tiles,
+    size_t tile, unsigned int lane)
 {
     int64_t prefix = ag_op_identity();       /* everything before the tile */
     int64_t upto = total;                     /* from the start of the tile's group at this level */
@@ -214,7 +216,9 @@ static __device__ __forceinline__ int64_t ag_look_back(int64_t total, unsigned l
     for (size_t span = 1; span < n_tiles; span *= AG_GROUP) {
         const unsigned int siblings = (unsigned int)(index % AG_GROUP);
         if (siblings > 0) {
-            const int64_t v = ag_warp_fold_all(lane < siblings ? ag_wait_for(level + (index - siblings + lane) * AG_SLOT_WORDS) : ag_op_identity(), lane);
+            const int64_t v = ag_warp_fold_all(
+                lane < siblings ? ag_wait_for(level + (index - siblings + lane) * AG_SLOT_WORDS) : ag_op_identity(),
+                lane);
             prefix = ag_op_combine(v, prefix);
             upto = ag_op_combine(v, upto);
         }
@@ -274,14 +278,9 @@ static __device__ __forceinline__ unsigned int ag_word_bytes(int k, size_t run_b
     return at + 16 <= run_bytes ? 16u : at < run_bytes ? (unsigned int)(run_bytes - at) : 0u;
 }
 
-/* Where things sit in a warp's stage, so that a quarter warp's 16-byte accesses, and a warp's
-   4-byte ones, fall on distinct banks: 16-byte word k of the run (each lane's 9 words, an odd count, are already spread), and
-   item k of lane t, read as a whole element (partial tiles, unaligned data) */
-static __device__ __forceinline__ int ag_chunk_at(int k)
-{
-    return k;
-}
-
+/* Where an item sits in a warp's stage, so that a warp's 4-byte accesses fall on distinct banks:
+   item k of lane t, read as a whole element (partial tiles, unaligned data); 16-byte word k of
+   the run is word k (each lane's 9 words, an odd count, are already spread) */
 static __device__ __forceinline__ int ag_elem_at(int t, int k)
 {
     /* no room for a pad: lane t's items turn by t / 8 places (one compare, no division) */
@@ -289,7 +288,7 @@ static __device__ __forceinline__ int ag_elem_at(int t, int k)
     return t * 18 + (r < 18 ? r : r - 18);
 }
 
-/* A warp's run of the tile's results, from shared memory (`run`, placed by ag_chunk_at) to `dst`.
+/* A warp's run of the tile's results, from shared memory (`run`) to `dst`.
    The run lies there as in global memory, a lane's 9 16-byte words in a row, so on sm_90
    and later one bulk copy by the TMA unit stores it, freeing the lanes' store instructions;
    before, coalesced 16-byte stores. */
@@ -311,7 +310,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 #pragma unroll
     for (int j = 0; j < 9; ++j) {
         const int k = j * 32 + lane;
-        dst[k] = run[ag_chunk_at(k)];
+        dst[k] = run[k];
     }
 #endif
 }
@@ -338,7 +337,7 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
     /* tiles go out in ticket order, so a tile's predecessors have all started before it; with
        by_block (the host's choice: enough tiles, all fitting on the GPU at once), in blockIdx
        order, which takes no atomic */
-    unsigned int ticket = blockIdx.x;
+    unsigned int tile = blockIdx.x;
     if (!by_block) {
         if (threadIdx.x == 0) {
             tile_ticket = atomicAdd(work, 1u);
@@ -346,9 +345,8 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
                 work[0] = 0u;                       /* the last ticket: the counter is free again */
         }
         __syncthreads();
-        ticket = tile_ticket;
+        tile = tile_ticket;
     }
-    const unsigned int tile = ticket;
     const size_t tile_base = (size_t)tile * AG_TILE;
     const size_t base = tile_base + (size_t)threadIdx.x * 18;   /* this thread's first item */
     const int full = tile_base + AG_TILE <= n;
@@ -367,7 +365,7 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
 #pragma unroll
             for (int j = 0; j < 9; ++j) {
                 const int k = j * 32 + lane;
-                ag_copy_async16(&stage[warp][ag_chunk_at(k)], &src[k]);
+                ag_copy_async16(&stage[warp][k], &src[k]);
             }
         } else {
             const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int64_t);
@@ -375,7 +373,7 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
             for (int j = 0; j < 9; ++j) {
                 const int k = j * 32 + lane;
                 const unsigned int bytes = ag_word_bytes(k, run_bytes);
-                ag_copy_async16_first(&stage[warp][ag_chunk_at(k)], bytes ? &src[k] : (const uint4 *)in, bytes);
+                ag_copy_async16_first(&stage[warp][k], bytes ? &src[k] : (const uint4 *)in, bytes);
             }
         }
     }
@@ -391,10 +389,10 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
     if (staged) {
 #pragma unroll
         for (int c = 0; c < 9; ++c) {
-            uint4 w[1];
+            uint4 w;
             int64_t x[2];
-            w[0] = stage[warp][ag_chunk_at(lane * 9 + c)];
-            memcpy(x, w, sizeof x);
+            w = stage[warp][lane * 9 + c];
+            memcpy(x, &w, sizeof x);
 #pragma unroll
             for (int e = 0; e < 2; ++e)
                 t = ag_op_combine(t, ag_op_lift(x[e], base + c * 2 + e));
@@ -403,21 +401,19 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
         /* a partial tile, or data not 16-byte aligned: whole elements into the same shared
            memory, placed by ag_elem_at() */
         const size_t run = tile_base + warp * 576;
-        {
-            /* 4-byte words by cp.async, coalesced, none read past the end: a short loop whose
-               copies are all in flight at once (straight-line code here would be long, and at
-               small n its instruction fetch, not the data, sets the pace) */
-            const size_t left = ag_run_left(n, tile_base, warp);   /* elements of the run that exist */
-            const unsigned int *src = (const unsigned int *)in + run * 2;
-            unsigned int *dst = (unsigned int *)elems;
+        /* 4-byte words by cp.async, coalesced, none read past the end: a short loop whose
+           copies are all in flight at once (straight-line code here would be long, and at
+           small n its instruction fetch, not the data, sets the pace) */
+        const size_t left = ag_run_left(n, tile_base, warp);   /* elements of the run that exist */
+        const unsigned int *src = (const unsigned int *)in + run * 2;
+        unsigned int *dst = (unsigned int *)elems;
 #pragma unroll 4
-            for (int w = lane; w < 1152; w += 32) {
-                const int e = w / 2;
-                ag_copy_async4(dst + ag_elem_at(e / 18, e % 18) * 2 + w % 2,
-                            (size_t)e < left ? src + w : (const unsigned int *)in, (size_t)e < left);
-            }
-            ag_copy_async_wait();
+        for (int w = lane; w < 1152; w += 32) {
+            const int e = w / 2;
+            ag_copy_async4(dst + ag_elem_at(e / 18, e % 18) * 2 + w % 2,
+                           (size_t)e < left ? src + w : (const unsigned int *)in, (size_t)e < left);
         }
+        ag_copy_async_wait();
         __syncwarp();
         /* a short loop: this runs once, in one tile, where the code's size costs more than its
            loop counter */
@@ -444,18 +440,18 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
     if (staged) {
 #pragma unroll
         for (int c = 0; c < 9; ++c) {
-            uint4 w[1];
+            uint4 w;
             int64_t x[2];
             int64_t y[2];
-            w[0] = stage[warp][ag_chunk_at(lane * 9 + c)];
-            memcpy(x, w, sizeof x);
+            w = stage[warp][lane * 9 + c];
+            memcpy(x, &w, sizeof x);
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
                 before = ag_op_combine(before, ag_op_lift(x[e], base + c * 2 + e));
                 y[e] = ag_op_finalize(before);
             }
-            memcpy(w, y, sizeof w);
-            stage[warp][ag_chunk_at(lane * 9 + c)] = w[0];
+            memcpy(&w, y, sizeof w);
+            stage[warp][lane * 9 + c] = w;
         }
         uint4 *dst = (uint4 *)(out + tile_base + warp * 576);
         if (full) {
@@ -469,15 +465,14 @@ assoc_k_scan_sum_i64_b256_t18(const int64_t *in, size_t n, int64_t *out, int64_t
                 const int k = j * 32 + lane;
                 const unsigned int bytes = ag_word_bytes(k, run_bytes);
                 if (bytes == 16) {
-                    dst[k] = stage[warp][ag_chunk_at(k)];
+                    dst[k] = stage[warp][k];
                 } else if (bytes > 0) {
-                    const unsigned int *word = (const unsigned int *)&stage[warp][ag_chunk_at(k)];
+                    const unsigned int *word = (const unsigned int *)&stage[warp][k];
                     for (unsigned int q = 0; q * 4 < bytes; ++q)
                         ((unsigned int *)dst)[k * 4 + q] = word[q];
                 }
             }
         }
-        return;
     } else {
 #pragma unroll 4
         for (int k = 0; k < 18; ++k) {
@@ -597,7 +592,8 @@ extern "C" cudaError_t assoc_scan_sum_i64(const int64_t *d_in, size_t n, int64_t
         int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
         if (at_once == 0) {
             int per_sm = 0, sms = 0;
-            err = cudaFuncSetAttribute(assoc_k_scan_sum_i64_b256_t18, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            err = cudaFuncSetAttribute(assoc_k_scan_sum_i64_b256_t18, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared);
             if (err == cudaSuccess)
                 err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_i64_b256_t18, 256, 0);
             if (err == cudaSuccess)
@@ -620,9 +616,12 @@ extern "C" cudaError_t assoc_scan_sum_i64(const int64_t *d_in, size_t n, int64_t
             static signed char pdl[64];            /* ag_launch_config's answer, by device */
             cudaLaunchConfig_t config;
             cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_i64_b256_t18_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_i64_b256_t18_clear, pdl, 1,
+                                   (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256,
+                                   stream);
             if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_i64_b256_t18_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_i64_b256_t18_clear, (unsigned int *)d_work,
+                                         (unsigned int)tiles, by_block && (any_bits & 15) == 0);
             if (err != cudaSuccess)
                 return err;
         }
@@ -631,9 +630,12 @@ extern "C" cudaError_t assoc_scan_sum_i64(const int64_t *d_in, size_t n, int64_t
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_i64_b256_t18, pdl, 1, (unsigned int)tiles, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_i64_b256_t18, pdl, 1,
+                               (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_i64_b256_t18, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_i64_b256_t18, d_in, n, d_out, first,
+                                     (unsigned int *)d_work, (unsigned int)tiles, by_block,
+                                     (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }

@@ -100,19 +100,19 @@ static __device__ __forceinline__ void ag_start_next(void)
 
 static __device__ __forceinline__ uint32_t ag_shfl_up(uint32_t v, int offset)
 {
-    unsigned int w[1] = {0};
-    memcpy(w, &v, sizeof v);
-    w[0] = __shfl_up_sync(0xffffffffu, w[0], offset);
-    memcpy(&v, w, sizeof v);
+    unsigned int w = 0;
+    memcpy(&w, &v, sizeof v);
+    w = __shfl_up_sync(0xffffffffu, w, offset);
+    memcpy(&v, &w, sizeof v);
     return v;
 }
 
 static __device__ __forceinline__ uint32_t ag_shfl_xor(uint32_t v, int mask)
 {
-    unsigned int w[1] = {0};
-    memcpy(w, &v, sizeof v);
-    w[0] = __shfl_xor_sync(0xffffffffu, w[0], mask);
-    memcpy(&v, w, sizeof v);
+    unsigned int w = 0;
+    memcpy(&w, &v, sizeof v);
+    w = __shfl_xor_sync(0xffffffffu, w, mask);
+    memcpy(&v, &w, sizeof v);
     return v;
 }
 
@@ -159,24 +159,24 @@ static __device__ __forceinline__ uint32_t ag_warp_fold_all(uint32_t v, unsigned
    slots are zeroed before each launch. */
 static __device__ __forceinline__ void ag_publish(unsigned long long *slot, uint32_t v)
 {
-    unsigned int w[1] = {0};
-    memcpy(w, &v, sizeof v);
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(slot), "l"((1ull << 32) | w[0]) : "memory");
+    unsigned int w = 0;
+    memcpy(&w, &v, sizeof v);
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" :: "l"(slot), "l"((1ull << 32) | w) : "memory");
 }
 
 static __device__ __forceinline__ uint32_t ag_wait_for(const unsigned long long *slot)
 {
-    unsigned long long s[1];
-    unsigned int w[1];
+    unsigned long long s;
+    unsigned int w;
     uint32_t v;
     for (;;) {
-        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(s[0]) : "l"(slot) : "memory");
-        if ((s[0] >> 32))
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(s) : "l"(slot) : "memory");
+        if (s >> 32)
             break;
         __nanosleep(32);
     }
-    w[0] = (unsigned int)s[0];
-    memcpy(&v, w, sizeof v);
+    w = (unsigned int)s;
+    memcpy(&v, &w, sizeof v);
     return v;
 }
 
@@ -201,7 +201,8 @@ static __host__ __device__ size_t ag_slot_words_for(size_t tiles)
    group publishes the group's total as soon as the levels below are folded: totals never wait on
    prefixes, so no tile waits on a chain of others.  Called by a whole warp; every lane returns
    the prefix. */
-static __device__ __forceinline__ uint32_t ag_look_back(uint32_t total, unsigned long long *slots, size_t n_tiles, size_t tile, unsigned int lane)
+static __device__ __forceinline__ uint32_t ag_look_back(uint32_t total, unsigned long long *slots, size_t n_tiles,
+    size_t tile, unsigned int lane)
 {
     uint32_t prefix = ag_op_identity();       /* everything before the tile */
     uint32_t upto = total;                     /* from the start of the tile's group at this level */
@@ -213,7 +214,9 @@ static __device__ __forceinline__ uint32_t ag_look_back(uint32_t total, unsigned
     for (size_t span = 1; span < n_tiles; span *= AG_GROUP) {
         const unsigned int siblings = (unsigned int)(index % AG_GROUP);
         if (siblings > 0) {
-            const uint32_t v = ag_warp_fold_all(lane < siblings ? ag_wait_for(level + (index - siblings + lane) * AG_SLOT_WORDS) : ag_op_identity(), lane);
+            const uint32_t v = ag_warp_fold_all(
+                lane < siblings ? ag_wait_for(level + (index - siblings + lane) * AG_SLOT_WORDS) : ag_op_identity(),
+                lane);
             prefix = ag_op_combine(v, prefix);
             upto = ag_op_combine(v, upto);
         }
@@ -281,7 +284,8 @@ namespace ag_s0 {
 /* Block of 8 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
    in totals[7]).  Returns what precedes the thread. */
-static __device__ __forceinline__ uint32_t ag_block_scan(uint32_t t, uint32_t *totals, unsigned int lane, unsigned int warp)
+static __device__ __forceinline__ uint32_t ag_block_scan(uint32_t t, uint32_t *totals, unsigned int lane,
+    unsigned int warp)
 {
     t = ag_warp_scan(t, lane);
     if (lane == 31)
@@ -371,7 +375,7 @@ assoc_k_scan_sum_u32_b256_t16(const uint32_t *in, size_t n, uint32_t *out, uint3
     /* tiles go out in ticket order, so a tile's predecessors have all started before it; with
        by_block (the host's choice: enough tiles, all fitting on the GPU at once), in blockIdx
        order, which takes no atomic */
-    unsigned int ticket = blockIdx.x;
+    unsigned int tile = blockIdx.x;
     if (!by_block) {
         if (threadIdx.x == 0) {
             tile_ticket = atomicAdd(work, 1u);
@@ -379,9 +383,8 @@ assoc_k_scan_sum_u32_b256_t16(const uint32_t *in, size_t n, uint32_t *out, uint3
                 work[0] = 0u;                       /* the last ticket: the counter is free again */
         }
         __syncthreads();
-        ticket = tile_ticket;
+        tile = tile_ticket;
     }
-    const unsigned int tile = ticket;
     const size_t tile_base = (size_t)tile * AG_TILE;
     const size_t base = tile_base + (size_t)threadIdx.x * 16;   /* this thread's first item */
     const int full = tile_base + AG_TILE <= n;
@@ -424,10 +427,10 @@ assoc_k_scan_sum_u32_b256_t16(const uint32_t *in, size_t n, uint32_t *out, uint3
     if (staged) {
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
-            uint4 w[1];
+            uint4 w;
             uint32_t x[4];
-            w[0] = stage[warp][ag_chunk_at(lane * 4 + c)];
-            memcpy(x, w, sizeof x);
+            w = stage[warp][ag_chunk_at(lane * 4 + c)];
+            memcpy(x, &w, sizeof x);
 #pragma unroll
             for (int e = 0; e < 4; ++e)
                 t = ag_op_combine(t, ag_op_lift(x[e], base + c * 4 + e));
@@ -436,21 +439,18 @@ assoc_k_scan_sum_u32_b256_t16(const uint32_t *in, size_t n, uint32_t *out, uint3
         /* a partial tile, or data not 16-byte aligned: whole elements into the same shared
            memory, placed by ag_elem_at() */
         const size_t run = tile_base + warp * 512;
-        {
-            /* 4-byte words by cp.async, coalesced, none read past the end: a short loop whose
-               copies are all in flight at once (straight-line code here would be long, and at
-               small n its instruction fetch, not the data, sets the pace) */
-            const size_t left = ag_run_left(n, tile_base, warp);   /* elements of the run that exist */
-            const unsigned int *src = (const unsigned int *)in + run;
-            unsigned int *dst = (unsigned int *)elems;
+        /* 4-byte words by cp.async, coalesced, none read past the end: a short loop whose
+           copies are all in flight at once (straight-line code here would be long, and at
+           small n its instruction fetch, not the data, sets the pace) */
+        const size_t left = ag_run_left(n, tile_base, warp);   /* elements of the run that exist */
+        const unsigned int *src = (const unsigned int *)in + run;
+        unsigned int *dst = (unsigned int *)elems;
 #pragma unroll 4
-            for (int w = lane; w < 512; w += 32) {
-                const int e = w;
-                ag_copy_async4(dst + ag_elem_at(e / 16, e % 16),
-                            (size_t)e < left ? src + w : (const unsigned int *)in, (size_t)e < left);
-            }
-            ag_copy_async_wait();
+        for (int e = lane; e < 512; e += 32) {
+            ag_copy_async4(dst + ag_elem_at(e / 16, e % 16),
+                           (size_t)e < left ? src + e : (const unsigned int *)in, (size_t)e < left);
         }
+        ag_copy_async_wait();
         __syncwarp();
         /* a short loop: this runs once, in one tile, where the code's size costs more than its
            loop counter */
@@ -477,18 +477,18 @@ assoc_k_scan_sum_u32_b256_t16(const uint32_t *in, size_t n, uint32_t *out, uint3
     if (staged) {
 #pragma unroll
         for (int c = 0; c < 4; ++c) {
-            uint4 w[1];
+            uint4 w;
             uint32_t x[4];
             uint32_t y[4];
-            w[0] = stage[warp][ag_chunk_at(lane * 4 + c)];
-            memcpy(x, w, sizeof x);
+            w = stage[warp][ag_chunk_at(lane * 4 + c)];
+            memcpy(x, &w, sizeof x);
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 before = ag_op_combine(before, ag_op_lift(x[e], base + c * 4 + e));
                 y[e] = ag_op_finalize(before);
             }
-            memcpy(w, y, sizeof w);
-            stage[warp][ag_chunk_at(lane * 4 + c)] = w[0];
+            memcpy(&w, y, sizeof w);
+            stage[warp][ag_chunk_at(lane * 4 + c)] = w;
         }
         uint4 *dst = (uint4 *)(out + tile_base + warp * 512);
         if (full) {
@@ -510,7 +510,6 @@ assoc_k_scan_sum_u32_b256_t16(const uint32_t *in, size_t n, uint32_t *out, uint3
                 }
             }
         }
-        return;
     } else {
 #pragma unroll 4
         for (int k = 0; k < 16; ++k) {
@@ -586,7 +585,8 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
         int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
         if (at_once == 0) {
             int per_sm = 0, sms = 0;
-            err = cudaFuncSetAttribute(assoc_k_scan_sum_u32_b256_t16, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            err = cudaFuncSetAttribute(assoc_k_scan_sum_u32_b256_t16, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared);
             if (err == cudaSuccess)
                 err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_u32_b256_t16, 256, 0);
             if (err == cudaSuccess)
@@ -609,9 +609,12 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
             static signed char pdl[64];            /* ag_launch_config's answer, by device */
             cudaLaunchConfig_t config;
             cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u32_b256_t16_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u32_b256_t16_clear, pdl, 1,
+                                   (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256,
+                                   stream);
             if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u32_b256_t16_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u32_b256_t16_clear, (unsigned int *)d_work,
+                                         (unsigned int)tiles, by_block && (any_bits & 15) == 0);
             if (err != cudaSuccess)
                 return err;
         }
@@ -620,9 +623,12 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u32_b256_t16, pdl, 1, (unsigned int)tiles, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u32_b256_t16, pdl, 1,
+                               (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u32_b256_t16, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u32_b256_t16, d_in, n, d_out, first,
+                                     (unsigned int *)d_work, (unsigned int)tiles, by_block,
+                                     (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -638,7 +644,8 @@ namespace ag_s1 {
 /* Block of 8 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
    in totals[7]).  Returns what precedes the thread. */
-static __device__ __forceinline__ uint32_t ag_block_scan(uint32_t t, uint32_t *totals, unsigned int lane, unsigned int warp)
+static __device__ __forceinline__ uint32_t ag_block_scan(uint32_t t, uint32_t *totals, unsigned int lane,
+    unsigned int warp)
 {
     t = ag_warp_scan(t, lane);
     if (lane == 31)
@@ -728,7 +735,7 @@ assoc_k_scan_sum_u32_b256_t8(const uint32_t *in, size_t n, uint32_t *out, uint32
     /* tiles go out in ticket order, so a tile's predecessors have all started before it; with
        by_block (the host's choice: enough tiles, all fitting on the GPU at once), in blockIdx
        order, which takes no atomic */
-    unsigned int ticket = blockIdx.x;
+    unsigned int tile = blockIdx.x;
     if (!by_block) {
         if (threadIdx.x == 0) {
             tile_ticket = atomicAdd(work, 1u);
@@ -736,9 +743,8 @@ assoc_k_scan_sum_u32_b256_t8(const uint32_t *in, size_t n, uint32_t *out, uint32
                 work[0] = 0u;                       /* the last ticket: the counter is free again */
         }
         __syncthreads();
-        ticket = tile_ticket;
+        tile = tile_ticket;
     }
-    const unsigned int tile = ticket;
     const size_t tile_base = (size_t)tile * AG_TILE;
     const size_t base = tile_base + (size_t)threadIdx.x * 8;   /* this thread's first item */
     const int full = tile_base + AG_TILE <= n;
@@ -781,10 +787,10 @@ assoc_k_scan_sum_u32_b256_t8(const uint32_t *in, size_t n, uint32_t *out, uint32
     if (staged) {
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
-            uint4 w[1];
+            uint4 w;
             uint32_t x[4];
-            w[0] = stage[warp][ag_chunk_at(lane * 2 + c)];
-            memcpy(x, w, sizeof x);
+            w = stage[warp][ag_chunk_at(lane * 2 + c)];
+            memcpy(x, &w, sizeof x);
 #pragma unroll
             for (int e = 0; e < 4; ++e)
                 t = ag_op_combine(t, ag_op_lift(x[e], base + c * 4 + e));
@@ -793,21 +799,18 @@ assoc_k_scan_sum_u32_b256_t8(const uint32_t *in, size_t n, uint32_t *out, uint32
         /* a partial tile, or data not 16-byte aligned: whole elements into the same shared
            memory, placed by ag_elem_at() */
         const size_t run = tile_base + warp * 256;
-        {
-            /* 4-byte words by cp.async, coalesced, none read past the end: a short loop whose
-               copies are all in flight at once (straight-line code here would be long, and at
-               small n its instruction fetch, not the data, sets the pace) */
-            const size_t left = ag_run_left(n, tile_base, warp);   /* elements of the run that exist */
-            const unsigned int *src = (const unsigned int *)in + run;
-            unsigned int *dst = (unsigned int *)elems;
+        /* 4-byte words by cp.async, coalesced, none read past the end: a short loop whose
+           copies are all in flight at once (straight-line code here would be long, and at
+           small n its instruction fetch, not the data, sets the pace) */
+        const size_t left = ag_run_left(n, tile_base, warp);   /* elements of the run that exist */
+        const unsigned int *src = (const unsigned int *)in + run;
+        unsigned int *dst = (unsigned int *)elems;
 #pragma unroll 4
-            for (int w = lane; w < 256; w += 32) {
-                const int e = w;
-                ag_copy_async4(dst + ag_elem_at(e / 8, e % 8),
-                            (size_t)e < left ? src + w : (const unsigned int *)in, (size_t)e < left);
-            }
-            ag_copy_async_wait();
+        for (int e = lane; e < 256; e += 32) {
+            ag_copy_async4(dst + ag_elem_at(e / 8, e % 8),
+                           (size_t)e < left ? src + e : (const unsigned int *)in, (size_t)e < left);
         }
+        ag_copy_async_wait();
         __syncwarp();
         /* a short loop: this runs once, in one tile, where the code's size costs more than its
            loop counter */
@@ -834,18 +837,18 @@ assoc_k_scan_sum_u32_b256_t8(const uint32_t *in, size_t n, uint32_t *out, uint32
     if (staged) {
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
-            uint4 w[1];
+            uint4 w;
             uint32_t x[4];
             uint32_t y[4];
-            w[0] = stage[warp][ag_chunk_at(lane * 2 + c)];
-            memcpy(x, w, sizeof x);
+            w = stage[warp][ag_chunk_at(lane * 2 + c)];
+            memcpy(x, &w, sizeof x);
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 before = ag_op_combine(before, ag_op_lift(x[e], base + c * 4 + e));
                 y[e] = ag_op_finalize(before);
             }
-            memcpy(w, y, sizeof w);
-            stage[warp][ag_chunk_at(lane * 2 + c)] = w[0];
+            memcpy(&w, y, sizeof w);
+            stage[warp][ag_chunk_at(lane * 2 + c)] = w;
         }
         uint4 *dst = (uint4 *)(out + tile_base + warp * 256);
         if (full) {
@@ -867,7 +870,6 @@ assoc_k_scan_sum_u32_b256_t8(const uint32_t *in, size_t n, uint32_t *out, uint32
                 }
             }
         }
-        return;
     } else {
 #pragma unroll 4
         for (int k = 0; k < 8; ++k) {
@@ -943,7 +945,8 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
         int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
         if (at_once == 0) {
             int per_sm = 0, sms = 0;
-            err = cudaFuncSetAttribute(assoc_k_scan_sum_u32_b256_t8, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            err = cudaFuncSetAttribute(assoc_k_scan_sum_u32_b256_t8, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared);
             if (err == cudaSuccess)
                 err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_u32_b256_t8, 256, 0);
             if (err == cudaSuccess)
@@ -966,9 +969,12 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
             static signed char pdl[64];            /* ag_launch_config's answer, by device */
             cudaLaunchConfig_t config;
             cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u32_b256_t8_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u32_b256_t8_clear, pdl, 1,
+                                   (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256,
+                                   stream);
             if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u32_b256_t8_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u32_b256_t8_clear, (unsigned int *)d_work,
+                                         (unsigned int)tiles, by_block && (any_bits & 15) == 0);
             if (err != cudaSuccess)
                 return err;
         }
@@ -977,9 +983,12 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u32_b256_t8, pdl, 1, (unsigned int)tiles, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u32_b256_t8, pdl, 1,
+                               (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u32_b256_t8, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u32_b256_t8, d_in, n, d_out, first,
+                                     (unsigned int *)d_work, (unsigned int)tiles, by_block,
+                                     (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -995,7 +1004,8 @@ namespace ag_s2 {
 /* Block of 4 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
    in totals[3]).  Returns what precedes the thread. */
-static __device__ __forceinline__ uint32_t ag_block_scan(uint32_t t, uint32_t *totals, unsigned int lane, unsigned int warp)
+static __device__ __forceinline__ uint32_t ag_block_scan(uint32_t t, uint32_t *totals, unsigned int lane,
+    unsigned int warp)
 {
     t = ag_warp_scan(t, lane);
     if (lane == 31)
@@ -1034,14 +1044,9 @@ static __device__ __forceinline__ size_t ag_run_left(size_t n, size_t tile_base,
     return run < n ? n - run : 0;
 }
 
-/* Where things sit in a warp's stage, so that a quarter warp's 16-byte accesses, and a warp's
-   4-byte ones, fall on distinct banks: 16-byte word k of the run (each lane's 9 words, an odd count, are already spread), and
-   item k of lane t, read as a whole element (partial tiles, unaligned data) */
-static __device__ __forceinline__ int ag_chunk_at(int k)
-{
-    return k;
-}
-
+/* Where an item sits in a warp's stage, so that a warp's 4-byte accesses fall on distinct banks:
+   item k of lane t, read as a whole element (partial tiles, unaligned data); 16-byte word k of
+   the run is word k (each lane's 9 words, an odd count, are already spread) */
 static __device__ __forceinline__ int ag_elem_at(int t, int k)
 {
     /* no room for a pad: lane t's items turn by t / 8 places (one compare, no division) */
@@ -1049,7 +1054,7 @@ static __device__ __forceinline__ int ag_elem_at(int t, int k)
     return t * 36 + (r < 36 ? r : r - 36);
 }
 
-/* A warp's run of the tile's results, from shared memory (`run`, placed by ag_chunk_at) to `dst`.
+/* A warp's run of the tile's results, from shared memory (`run`) to `dst`.
    The run lies there as in global memory, a lane's 9 16-byte words in a row, so on sm_90
    and later one bulk copy by the TMA unit stores it, freeing the lanes' store instructions;
    before, coalesced 16-byte stores. */
@@ -1071,7 +1076,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 #pragma unroll
     for (int j = 0; j < 9; ++j) {
         const int k = j * 32 + lane;
-        dst[k] = run[ag_chunk_at(k)];
+        dst[k] = run[k];
     }
 #endif
 }
@@ -1098,7 +1103,7 @@ assoc_k_scan_sum_u32_b128_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
     /* tiles go out in ticket order, so a tile's predecessors have all started before it; with
        by_block (the host's choice: enough tiles, all fitting on the GPU at once), in blockIdx
        order, which takes no atomic */
-    unsigned int ticket = blockIdx.x;
+    unsigned int tile = blockIdx.x;
     if (!by_block) {
         if (threadIdx.x == 0) {
             tile_ticket = atomicAdd(work, 1u);
@@ -1106,9 +1111,8 @@ assoc_k_scan_sum_u32_b128_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
                 work[0] = 0u;                       /* the last ticket: the counter is free again */
         }
         __syncthreads();
-        ticket = tile_ticket;
+        tile = tile_ticket;
     }
-    const unsigned int tile = ticket;
     const size_t tile_base = (size_t)tile * AG_TILE;
     const size_t base = tile_base + (size_t)threadIdx.x * 36;   /* this thread's first item */
     const int full = tile_base + AG_TILE <= n;
@@ -1127,7 +1131,7 @@ assoc_k_scan_sum_u32_b128_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
 #pragma unroll
             for (int j = 0; j < 9; ++j) {
                 const int k = j * 32 + lane;
-                ag_copy_async16(&stage[warp][ag_chunk_at(k)], &src[k]);
+                ag_copy_async16(&stage[warp][k], &src[k]);
             }
         } else {
             const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(uint32_t);
@@ -1135,7 +1139,7 @@ assoc_k_scan_sum_u32_b128_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
             for (int j = 0; j < 9; ++j) {
                 const int k = j * 32 + lane;
                 const unsigned int bytes = ag_word_bytes(k, run_bytes);
-                ag_copy_async16_first(&stage[warp][ag_chunk_at(k)], bytes ? &src[k] : (const uint4 *)in, bytes);
+                ag_copy_async16_first(&stage[warp][k], bytes ? &src[k] : (const uint4 *)in, bytes);
             }
         }
     }
@@ -1151,10 +1155,10 @@ assoc_k_scan_sum_u32_b128_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
     if (staged) {
 #pragma unroll
         for (int c = 0; c < 9; ++c) {
-            uint4 w[1];
+            uint4 w;
             uint32_t x[4];
-            w[0] = stage[warp][ag_chunk_at(lane * 9 + c)];
-            memcpy(x, w, sizeof x);
+            w = stage[warp][lane * 9 + c];
+            memcpy(x, &w, sizeof x);
 #pragma unroll
             for (int e = 0; e < 4; ++e)
                 t = ag_op_combine(t, ag_op_lift(x[e], base + c * 4 + e));
@@ -1163,21 +1167,18 @@ assoc_k_scan_sum_u32_b128_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
         /* a partial tile, or data not 16-byte aligned: whole elements into the same shared
            memory, placed by ag_elem_at() */
         const size_t run = tile_base + warp * 1152;
-        {
-            /* 4-byte words by cp.async, coalesced, none read past the end: a short loop whose
-               copies are all in flight at once (straight-line code here would be long, and at
-               small n its instruction fetch, not the data, sets the pace) */
-            const size_t left = ag_run_left(n, tile_base, warp);   /* elements of the run that exist */
-            const unsigned int *src = (const unsigned int *)in + run;
-            unsigned int *dst = (unsigned int *)elems;
+        /* 4-byte words by cp.async, coalesced, none read past the end: a short loop whose
+           copies are all in flight at once (straight-line code here would be long, and at
+           small n its instruction fetch, not the data, sets the pace) */
+        const size_t left = ag_run_left(n, tile_base, warp);   /* elements of the run that exist */
+        const unsigned int *src = (const unsigned int *)in + run;
+        unsigned int *dst = (unsigned int *)elems;
 #pragma unroll 4
-            for (int w = lane; w < 1152; w += 32) {
-                const int e = w;
-                ag_copy_async4(dst + ag_elem_at(e / 36, e % 36),
-                            (size_t)e < left ? src + w : (const unsigned int *)in, (size_t)e < left);
-            }
-            ag_copy_async_wait();
+        for (int e = lane; e < 1152; e += 32) {
+            ag_copy_async4(dst + ag_elem_at(e / 36, e % 36),
+                           (size_t)e < left ? src + e : (const unsigned int *)in, (size_t)e < left);
         }
+        ag_copy_async_wait();
         __syncwarp();
         /* a short loop: this runs once, in one tile, where the code's size costs more than its
            loop counter */
@@ -1204,18 +1205,18 @@ assoc_k_scan_sum_u32_b128_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
     if (staged) {
 #pragma unroll
         for (int c = 0; c < 9; ++c) {
-            uint4 w[1];
+            uint4 w;
             uint32_t x[4];
             uint32_t y[4];
-            w[0] = stage[warp][ag_chunk_at(lane * 9 + c)];
-            memcpy(x, w, sizeof x);
+            w = stage[warp][lane * 9 + c];
+            memcpy(x, &w, sizeof x);
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 before = ag_op_combine(before, ag_op_lift(x[e], base + c * 4 + e));
                 y[e] = ag_op_finalize(before);
             }
-            memcpy(w, y, sizeof w);
-            stage[warp][ag_chunk_at(lane * 9 + c)] = w[0];
+            memcpy(&w, y, sizeof w);
+            stage[warp][lane * 9 + c] = w;
         }
         uint4 *dst = (uint4 *)(out + tile_base + warp * 1152);
         if (full) {
@@ -1229,15 +1230,14 @@ assoc_k_scan_sum_u32_b128_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
                 const int k = j * 32 + lane;
                 const unsigned int bytes = ag_word_bytes(k, run_bytes);
                 if (bytes == 16) {
-                    dst[k] = stage[warp][ag_chunk_at(k)];
+                    dst[k] = stage[warp][k];
                 } else if (bytes > 0) {
-                    const unsigned int *word = (const unsigned int *)&stage[warp][ag_chunk_at(k)];
+                    const unsigned int *word = (const unsigned int *)&stage[warp][k];
                     for (unsigned int q = 0; q * 4 < bytes; ++q)
                         ((unsigned int *)dst)[k * 4 + q] = word[q];
                 }
             }
         }
-        return;
     } else {
 #pragma unroll 4
         for (int k = 0; k < 36; ++k) {
@@ -1313,7 +1313,8 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
         int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
         if (at_once == 0) {
             int per_sm = 0, sms = 0;
-            err = cudaFuncSetAttribute(assoc_k_scan_sum_u32_b128_t36, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            err = cudaFuncSetAttribute(assoc_k_scan_sum_u32_b128_t36, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared);
             if (err == cudaSuccess)
                 err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_u32_b128_t36, 128, 0);
             if (err == cudaSuccess)
@@ -1336,9 +1337,12 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
             static signed char pdl[64];            /* ag_launch_config's answer, by device */
             cudaLaunchConfig_t config;
             cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u32_b128_t36_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u32_b128_t36_clear, pdl, 1,
+                                   (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256,
+                                   stream);
             if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u32_b128_t36_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u32_b128_t36_clear, (unsigned int *)d_work,
+                                         (unsigned int)tiles, by_block && (any_bits & 15) == 0);
             if (err != cudaSuccess)
                 return err;
         }
@@ -1347,9 +1351,12 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u32_b128_t36, pdl, 1, (unsigned int)tiles, 128, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u32_b128_t36, pdl, 1,
+                               (unsigned int)tiles, 128, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u32_b128_t36, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u32_b128_t36, d_in, n, d_out, first,
+                                     (unsigned int *)d_work, (unsigned int)tiles, by_block,
+                                     (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
@@ -1365,7 +1372,8 @@ namespace ag_s3 {
 /* Block of 8 warps: exclusive scan of the threads' values, in thread order.  Each warp scans
    its lanes, warp 0 the warps' totals: totals[w] ends as the fold of warps 0..w (the block's total
    in totals[7]).  Returns what precedes the thread. */
-static __device__ __forceinline__ uint32_t ag_block_scan(uint32_t t, uint32_t *totals, unsigned int lane, unsigned int warp)
+static __device__ __forceinline__ uint32_t ag_block_scan(uint32_t t, uint32_t *totals, unsigned int lane,
+    unsigned int warp)
 {
     t = ag_warp_scan(t, lane);
     if (lane == 31)
@@ -1407,14 +1415,9 @@ static __device__ __forceinline__ size_t ag_run_left(size_t n, size_t tile_base,
     return run < n ? n - run : 0;
 }
 
-/* Where things sit in a warp's stage, so that a quarter warp's 16-byte accesses, and a warp's
-   4-byte ones, fall on distinct banks: 16-byte word k of the run (each lane's 9 words, an odd count, are already spread), and
-   item k of lane t, read as a whole element (partial tiles, unaligned data) */
-static __device__ __forceinline__ int ag_chunk_at(int k)
-{
-    return k;
-}
-
+/* Where an item sits in a warp's stage, so that a warp's 4-byte accesses fall on distinct banks:
+   item k of lane t, read as a whole element (partial tiles, unaligned data); 16-byte word k of
+   the run is word k (each lane's 9 words, an odd count, are already spread) */
 static __device__ __forceinline__ int ag_elem_at(int t, int k)
 {
     /* no room for a pad: lane t's items turn by t / 8 places (one compare, no division) */
@@ -1422,7 +1425,7 @@ static __device__ __forceinline__ int ag_elem_at(int t, int k)
     return t * 36 + (r < 36 ? r : r - 36);
 }
 
-/* A warp's run of the tile's results, from shared memory (`run`, placed by ag_chunk_at) to `dst`.
+/* A warp's run of the tile's results, from shared memory (`run`) to `dst`.
    The run lies there as in global memory, a lane's 9 16-byte words in a row, so on sm_90
    and later one bulk copy by the TMA unit stores it, freeing the lanes' store instructions;
    before, coalesced 16-byte stores. */
@@ -1444,7 +1447,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 #pragma unroll
     for (int j = 0; j < 9; ++j) {
         const int k = j * 32 + lane;
-        dst[k] = run[ag_chunk_at(k)];
+        dst[k] = run[k];
     }
 #endif
 }
@@ -1471,7 +1474,7 @@ assoc_k_scan_sum_u32_b256_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
     /* tiles go out in ticket order, so a tile's predecessors have all started before it; with
        by_block (the host's choice: enough tiles, all fitting on the GPU at once), in blockIdx
        order, which takes no atomic */
-    unsigned int ticket = blockIdx.x;
+    unsigned int tile = blockIdx.x;
     if (!by_block) {
         if (threadIdx.x == 0) {
             tile_ticket = atomicAdd(work, 1u);
@@ -1479,9 +1482,8 @@ assoc_k_scan_sum_u32_b256_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
                 work[0] = 0u;                       /* the last ticket: the counter is free again */
         }
         __syncthreads();
-        ticket = tile_ticket;
+        tile = tile_ticket;
     }
-    const unsigned int tile = ticket;
     const size_t tile_base = (size_t)tile * AG_TILE;
     const size_t base = tile_base + (size_t)threadIdx.x * 36;   /* this thread's first item */
     const int full = tile_base + AG_TILE <= n;
@@ -1500,7 +1502,7 @@ assoc_k_scan_sum_u32_b256_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
 #pragma unroll
             for (int j = 0; j < 9; ++j) {
                 const int k = j * 32 + lane;
-                ag_copy_async16(&stage[warp][ag_chunk_at(k)], &src[k]);
+                ag_copy_async16(&stage[warp][k], &src[k]);
             }
         } else {
             const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(uint32_t);
@@ -1508,7 +1510,7 @@ assoc_k_scan_sum_u32_b256_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
             for (int j = 0; j < 9; ++j) {
                 const int k = j * 32 + lane;
                 const unsigned int bytes = ag_word_bytes(k, run_bytes);
-                ag_copy_async16_first(&stage[warp][ag_chunk_at(k)], bytes ? &src[k] : (const uint4 *)in, bytes);
+                ag_copy_async16_first(&stage[warp][k], bytes ? &src[k] : (const uint4 *)in, bytes);
             }
         }
     }
@@ -1524,10 +1526,10 @@ assoc_k_scan_sum_u32_b256_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
     if (staged) {
 #pragma unroll
         for (int c = 0; c < 9; ++c) {
-            uint4 w[1];
+            uint4 w;
             uint32_t x[4];
-            w[0] = stage[warp][ag_chunk_at(lane * 9 + c)];
-            memcpy(x, w, sizeof x);
+            w = stage[warp][lane * 9 + c];
+            memcpy(x, &w, sizeof x);
 #pragma unroll
             for (int e = 0; e < 4; ++e)
                 t = ag_op_combine(t, ag_op_lift(x[e], base + c * 4 + e));
@@ -1536,21 +1538,18 @@ assoc_k_scan_sum_u32_b256_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
         /* a partial tile, or data not 16-byte aligned: whole elements into the same shared
            memory, placed by ag_elem_at() */
         const size_t run = tile_base + warp * 1152;
-        {
-            /* 4-byte words by cp.async, coalesced, none read past the end: a short loop whose
-               copies are all in flight at once (straight-line code here would be long, and at
-               small n its instruction fetch, not the data, sets the pace) */
-            const size_t left = ag_run_left(n, tile_base, warp);   /* elements of the run that exist */
-            const unsigned int *src = (const unsigned int *)in + run;
-            unsigned int *dst = (unsigned int *)elems;
+        /* 4-byte words by cp.async, coalesced, none read past the end: a short loop whose
+           copies are all in flight at once (straight-line code here would be long, and at
+           small n its instruction fetch, not the data, sets the pace) */
+        const size_t left = ag_run_left(n, tile_base, warp);   /* elements of the run that exist */
+        const unsigned int *src = (const unsigned int *)in + run;
+        unsigned int *dst = (unsigned int *)elems;
 #pragma unroll 4
-            for (int w = lane; w < 1152; w += 32) {
-                const int e = w;
-                ag_copy_async4(dst + ag_elem_at(e / 36, e % 36),
-                            (size_t)e < left ? src + w : (const unsigned int *)in, (size_t)e < left);
-            }
-            ag_copy_async_wait();
+        for (int e = lane; e < 1152; e += 32) {
+            ag_copy_async4(dst + ag_elem_at(e / 36, e % 36),
+                           (size_t)e < left ? src + e : (const unsigned int *)in, (size_t)e < left);
         }
+        ag_copy_async_wait();
         __syncwarp();
         /* a short loop: this runs once, in one tile, where the code's size costs more than its
            loop counter */
@@ -1577,18 +1576,18 @@ assoc_k_scan_sum_u32_b256_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
     if (staged) {
 #pragma unroll
         for (int c = 0; c < 9; ++c) {
-            uint4 w[1];
+            uint4 w;
             uint32_t x[4];
             uint32_t y[4];
-            w[0] = stage[warp][ag_chunk_at(lane * 9 + c)];
-            memcpy(x, w, sizeof x);
+            w = stage[warp][lane * 9 + c];
+            memcpy(x, &w, sizeof x);
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 before = ag_op_combine(before, ag_op_lift(x[e], base + c * 4 + e));
                 y[e] = ag_op_finalize(before);
             }
-            memcpy(w, y, sizeof w);
-            stage[warp][ag_chunk_at(lane * 9 + c)] = w[0];
+            memcpy(&w, y, sizeof w);
+            stage[warp][lane * 9 + c] = w;
         }
         uint4 *dst = (uint4 *)(out + tile_base + warp * 1152);
         if (full) {
@@ -1602,15 +1601,14 @@ assoc_k_scan_sum_u32_b256_t36(const uint32_t *in, size_t n, uint32_t *out, uint3
                 const int k = j * 32 + lane;
                 const unsigned int bytes = ag_word_bytes(k, run_bytes);
                 if (bytes == 16) {
-                    dst[k] = stage[warp][ag_chunk_at(k)];
+                    dst[k] = stage[warp][k];
                 } else if (bytes > 0) {
-                    const unsigned int *word = (const unsigned int *)&stage[warp][ag_chunk_at(k)];
+                    const unsigned int *word = (const unsigned int *)&stage[warp][k];
                     for (unsigned int q = 0; q * 4 < bytes; ++q)
                         ((unsigned int *)dst)[k * 4 + q] = word[q];
                 }
             }
         }
-        return;
     } else {
 #pragma unroll 4
         for (int k = 0; k < 36; ++k) {
@@ -1686,7 +1684,8 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
         int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
         if (at_once == 0) {
             int per_sm = 0, sms = 0;
-            err = cudaFuncSetAttribute(assoc_k_scan_sum_u32_b256_t36, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+            err = cudaFuncSetAttribute(assoc_k_scan_sum_u32_b256_t36, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       cudaSharedmemCarveoutMaxShared);
             if (err == cudaSuccess)
                 err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_u32_b256_t36, 256, 0);
             if (err == cudaSuccess)
@@ -1709,9 +1708,12 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
             static signed char pdl[64];            /* ag_launch_config's answer, by device */
             cudaLaunchConfig_t config;
             cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u32_b256_t36_clear, pdl, 1, (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream);
+            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u32_b256_t36_clear, pdl, 1,
+                                   (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256,
+                                   stream);
             if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u32_b256_t36_clear, (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u32_b256_t36_clear, (unsigned int *)d_work,
+                                         (unsigned int)tiles, by_block && (any_bits & 15) == 0);
             if (err != cudaSuccess)
                 return err;
         }
@@ -1720,9 +1722,12 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
         static signed char pdl[64];            /* ag_launch_config's answer, by device */
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u32_b256_t36, pdl, 1, (unsigned int)tiles, 256, stream);
+        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_u32_b256_t36, pdl, 1,
+                               (unsigned int)tiles, 256, stream);
         if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u32_b256_t36, d_in, n, d_out, first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_u32_b256_t36, d_in, n, d_out, first,
+                                     (unsigned int *)d_work, (unsigned int)tiles, by_block,
+                                     (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }

@@ -8,6 +8,12 @@ import pytest
 from .util import EXAMPLES, REPO, gen_ok, matrix_spec, public_names, write_spec
 
 
+def _flat(src: str) -> str:
+    """`src` with argument lists and kernel heads that were wrapped at 120 columns on one line."""
+    src = re.sub(r",\n\s+", ", ", src)
+    return re.sub(r"(__launch_bounds__\([^()]*\))\n", r"\1 ", src)
+
+
 def _files(d):
     return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file()}
 
@@ -189,8 +195,8 @@ def test_launch_bounds_and_launch_use_the_block(tmp_path, block):
     assert f"__launch_bounds__({block}, {max(1, 1024 // block)})" in src
     # launched with that block (through ag_launch_config: programmatic dependent launch)
     assert re.search(
-        r"ag_launch_config\(&config, &attr, \(const void \*\)t_k_reduce_min_i32_b%d_t4, pdl, "
-        r"[^,]+, \(unsigned int\)grid, %d, stream\)" % (block, block),
+        r"ag_launch_config\(&config, &attr, \(const void \*\)t_k_reduce_min_i32_b%d_t4, pdl,\s+"
+        r"[^,]+,\s+\(unsigned int\)grid,\s+%d,\s+stream\)" % (block, block),  # wrapped at 120 columns
         src,
     )
     assert "cudaLaunchKernelEx(&config, t_k_reduce_min_i32_b%d_t4," % block in src
@@ -265,7 +271,7 @@ def test_a_reduce_in_a_graph_folds_its_totals_by_a_kernel_of_their_own(tmp_path)
         (tmp_path / "a" / "t_reduce_sum_f32.cu").read_text(),
         (tmp_path / "m" / "mat_reduce_mat2mul_mat2u.cu").read_text(),
     ):
-        host = src[src.index("/* host side */") :]
+        host = _flat(src[src.index("/* host side */") :])
         assert "cudaStreamIsCapturing(stream, &capture)" in host
         assert "apart = capture == cudaStreamCaptureStatusActive;" in host
         # the kernel first, then the fold kernel of one block where apart
@@ -407,7 +413,8 @@ type = "f32"
     assert "_b256_t36(" in text["t_scan_sum_f32"] and "_b256_t28(" in text["t_segscan_sum_f32_by_i32"]
     assert "__launch_bounds__(256, 6)" in text["t_segscan_sum_f32_by_i32"]
     assert "_b256_t32(" in text["t_segreduce_sum_f32"]
-    assert "return k;" in text["t_scan_sum_f32"] and "return k + k / 8;" in text["t_segreduce_sum_f32"]
+    # no pad: a word's place is its index (no identity helper); a pad word in eight otherwise
+    assert "stage[warp][lane * 9 + c]" in text["t_scan_sum_f32"] and "return k + k / 8;" in text["t_segreduce_sum_f32"]
     # a warp's run of results lies in shared memory as in global memory where there is no pad:
     # one bulk copy (TMA, sm_90) stores it, for accumulators of up to 8 bytes (wider ones spill
     # under the register cap); the segmented reduce stores no tile
@@ -426,15 +433,16 @@ type = "f32"
     text.update({p.stem: p.read_text() for p in (tmp_path / "more").glob("*.cu")})
     # 8-byte values: unpadded either way, the bulk store only with an accumulator of 8 bytes
     # (not the compensated sum's 16, nor a segmented f64's value and head flag)
-    assert all("return k;" in text[name] for name in ("t_scan_sum_f64", "t_scan_ksum_f64", "t_segscan_sum_f64_by_i32"))
+    unpadded = "an odd count, are already spread"  # the stage's comment where word k is at k
+    assert all(unpadded in text[name] for name in ("t_scan_sum_f64", "t_scan_ksum_f64", "t_segscan_sum_f64_by_i32"))
     assert bulk in text["t_scan_sum_f64"] and bulk not in text["t_scan_ksum_f64"]
     assert bulk not in text["t_segscan_sum_f64_by_i32"]
     # a padded run (eight 16-byte words a lane) is not laid out as in global memory
     assert "return k + k / 8;" in text["t_scan_f32_t32"] and bulk not in text["t_scan_f32_t32"]
-    assert all("return k;" in src for src in text.values() if bulk in src)
+    assert all(unpadded in src for src in text.values() if bulk in src)
     # the segmented reduce that holds its tile needs no look-back: a carry kernel after the tiles
     # (launched with PDL on inputs up to SEGMENT_PDL_MAX_BYTES)
-    assert "_carry, pdl, n <= AG_PDL_MAX_ELEMS, 1, 1024, stream);" in text["t_segreduce_sum_f32"]
+    assert "_carry, pdl, n <= AG_PDL_MAX_ELEMS, 1, 1024, stream);" in _flat(text["t_segreduce_sum_f32"])
     assert "ag_wait_for(" not in text["t_segreduce_sum_f32"]
     assert "_carry" not in text["t_segreduce_ksum_f32"] and "ag_wait_for(" in text["t_segreduce_ksum_f32"]
     # and up to 2^21 elements takes 256 x 8 tiles (tuning.SEGMENT_SIZE_SHAPES); up to 4 tiles a

@@ -15,7 +15,13 @@ from assocgen.spec import parse
 
 def _render(*segreduces, **top):
     spec = parse({"prefix": "q", "segreduce": list(segreduces), **top}, "s.toml")
-    return emit.render(spec, "q.h")
+    return {name: _flat(text) for name, text in emit.render(spec, "q.h").items()}
+
+
+def _flat(src: str) -> str:
+    """`src` with argument lists and kernel heads that were wrapped at 120 columns on one line."""
+    src = re.sub(r",\n\s+", ", ", src)
+    return re.sub(r"(__launch_bounds__\([^()]*\))\n", r"\1 ", src)
 
 
 def _namespace(src, k):
@@ -79,7 +85,7 @@ def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
     assert "const uint4 w = *(const uint4 *)(in + e);" in src
     # off 16 bytes no word is loaded: the words' loop starts at lo's word, which is then its end
     assert "split = words ? (hi < whole ? hi : whole) : lo / 4 * 4;" in src
-    assert "0xffu << lane / 8 * 8" in src and "__shfl_down_sync(mask, w[0], offset, width)" in src
+    assert "0xffu << lane / 8 * 8" in src and "__shfl_down_sync(mask, w, offset, width)" in src
     # a group's long segment goes to the block, checked once a block with one barrier
     assert f"const int is_long = hi - lo > {sp.long(8)};" in src
     assert "if (!__syncthreads_or(is_long))" in src
