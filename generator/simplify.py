@@ -35,15 +35,60 @@ _FOLDS = [
 
 _DECLARATION = re.compile(r"\s*(?:const\s+)?(?:unsigned\s+|signed\s+)?([A-Za-z_]\w*)[\s*]+[A-Za-z_]\w*\s*(?:=|;|\[|,)")
 _NOT_TYPES = {"return", "if", "else", "for", "while", "do", "switch", "case", "goto"}
+_COMMENT_AT_END = re.compile(r"\s*(?:/\*.*\*/)?\s*$")
+_DECLARATOR = re.compile(r"[\s*]*([A-Za-z_]\w*)")
 
 
-def _declares(lines: list, ind: int) -> bool:
-    """Whether a braced body (its lines at indent `ind`) declares a name of its own."""
+def _declared(lines: list, ind: int) -> set:
+    """The names that a braced body (its lines at indent `ind`) declares of its own: each
+    declarator's, split at the commas outside brackets, up to the `;`."""
+    names = set()
     for line in lines:
         m = _DECLARATION.match(line)
-        if m and _indent(line) == ind and m[1] not in _NOT_TYPES:
-            return True
-    return False
+        if not (m and _indent(line) == ind and m[1] not in _NOT_TYPES):
+            continue
+        depth, piece = 0, ""
+        for ch in line[m.end(1) :].split(";")[0] + ",":
+            depth += (ch in "([{") - (ch in ")]}")
+            if ch == "," and depth == 0:
+                # a declarator not read as a name: "", which every line names (the braces stay)
+                names.add(m2[1] if (m2 := _DECLARATOR.match(piece)) else "")
+                piece = ""
+            else:
+                piece += ch
+    return names
+
+
+def _inside(line: str, ind: int) -> bool:
+    """Whether a line belongs to a block whose body is at indent `ind` (blank lines and
+    preprocessor lines do)."""
+    return not line.strip() or line.lstrip().startswith("#") or _indent(line) >= ind
+
+
+def _scope(lines: list, i: int, end: int, ind: int) -> tuple | None:
+    """(first, last) lines of the block around lines[i:end] (a body at indent `ind`): from the
+    line that opens it to the one that closes it; None where the text does not hold both."""
+    lo, hi = i, end
+    while lo > 0 and _inside(lines[lo - 1], ind):
+        lo -= 1
+    while hi < len(lines) and _inside(lines[hi], ind):
+        hi += 1
+    if lo == 0 or hi == len(lines) or not _COMMENT_AT_END.sub("", lines[lo - 1]).endswith("{"):
+        return None
+    return lo - 1, hi
+
+
+def _keeps_scope(lines: list, i: int, end: int, ind: int, body: list) -> bool:
+    """Whether a one-trip loop's braced body (lines[i:end], `body` folded) stays a block: where
+    it declares a name that the block around it names too (or the text does not show that block)."""
+    names = _declared(body, ind + 4)
+    if not names:
+        return False
+    around = _scope(lines, i, end, ind)
+    if around is None:
+        return True
+    rest = lines[around[0] : i] + lines[end : around[1] + 1]
+    return any(re.search(rf"\b{name}\b", line) for line in rest for name in names)
 
 
 def _indent(line: str) -> int:
@@ -99,7 +144,7 @@ def one_trip_loops(text: str) -> str:
         ind, var, brace = len(m["ind"]), m["v"], bool(m["brace"])
         end = _body_end(lines, i + 1, ind, brace)
         body = [_fold(b, var) for b in lines[i + 1 : end]]
-        if brace and _declares(body[:-1], ind + 4):
+        if brace and _keeps_scope(lines, i, end, ind, body[:-1]):
             new = [" " * ind + "{"] + body  # the body's declarations keep their own scope
         else:
             body = body[:-1] if brace else body

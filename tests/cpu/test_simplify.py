@@ -45,6 +45,21 @@ def test_a_braced_body_keeps_its_scope_only_when_it_declares_something():
     assert simplify.one_trip_loops(declaring) == "    {\n        const int k = lane;\n        d[k] = s[k];\n    }\n"
 
 
+def test_a_braced_body_in_a_block_that_names_none_of_its_declarations_loses_its_braces():
+    loop = (
+        "#pragma unroll\n    for (int j = 0; j < 1; ++j) {\n"
+        "        const int k = j * 32 + lane, m = f(a, b);\n        d[k] = s[m];\n    }\n"
+    )
+    free = "{\n    __syncwarp();\n" + loop + "}\n"
+    assert (
+        simplify.one_trip_loops(free)
+        == "{\n    __syncwarp();\n    const int k = lane, m = f(a, b);\n    d[k] = s[m];\n}\n"
+    )
+    taken = "{\n" + loop + "    e[k] = 0;\n}\n"  # `k` named after it: the body keeps its scope
+    assert simplify.one_trip_loops(taken).startswith("{\n    {\n        const int k = lane")
+    assert simplify._declared(["    const int k = j * 32 + lane, m = f(a, b);"], 4) == {"k", "m"}
+
+
 def test_loops_of_more_trips_and_other_code_are_left_alone():
     text = "#pragma unroll\n    for (int j = 0; j < 2; ++j)\n        a[j] = b[j] + 0.5f;\n    c = d + 0x10;\n"
     assert simplify.one_trip_loops(text) == text
