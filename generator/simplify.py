@@ -263,3 +263,55 @@ def shared(sources: list) -> tuple:
             out += ("" if end is None else "\n" if first == end else "\n\n") + t
             end = last
     return out, rest
+
+
+# ---- lines past the width
+
+
+def wrapped(text: str, width: int = 120) -> str:
+    """`text` with each line past `width` columns broken after the commas of its first list in
+    parentheses that has some (a signature's parameters, a call's arguments), the rest of the
+    list 4 spaces further in than the line; a line without one stays as it is.  Templates apply
+    it (the filter `wrapped`) to what they write from parts of any length."""
+    lines, code = str(text).split("\n"), masked(str(text)).split("\n")
+    return "\n".join(_wrap_line(line, c, width) for line, c in zip(lines, code, strict=True))
+
+
+def _list_commas(code: str) -> tuple:
+    """(the `(` of the first list in parentheses with commas at its own level, its `)`, those
+    commas) in masked code; (-1, -1, []) where there is none."""
+    for start, ch in enumerate(code):
+        if ch != "(":
+            continue
+        depth, commas = 0, []
+        for k in range(start, len(code)):
+            depth += (code[k] in "([{") - (code[k] in ")]}")
+            if depth == 1 and code[k] == ",":
+                commas.append(k)
+            if depth == 0:
+                if commas:
+                    return start, k, commas
+                break
+    return -1, -1, []
+
+
+def _wrap_line(line: str, code: str, width: int) -> str:
+    """`line` broken as wrapped() says; `code`: the line masked (comments and literals blanked,
+    as they are in the whole text), so that a comment's text is never broken; nor a directive."""
+    if len(line) <= width or code.lstrip().startswith("#"):
+        return line
+    start, end, commas = _list_commas(code)
+    if start < 0:
+        return line
+    cuts = [start + 1, *(c + 1 for c in commas), end]
+    pieces = [line[a:b].strip() for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    pieces[-1] += line[end:]
+    pad = " " * (_indent(line) + 4)
+    out, cur = [], line[: start + 1] + pieces[0]
+    for piece in pieces[1:]:
+        if len(cur) + 1 + len(piece) <= width:
+            cur += " " + piece
+        else:
+            out.append(cur)
+            cur = pad + piece
+    return "\n".join([*out, cur])
