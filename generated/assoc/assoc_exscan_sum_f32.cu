@@ -583,7 +583,9 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         return cudaSuccess;
     if (d_in == NULL || d_out == NULL)
         return cudaErrorInvalidValue;
-    if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n))))
+    if (tiles > 0xFFFFFFFFull)
+        return cudaErrorInvalidValue;
+    if (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n)))
         return cudaErrorInvalidValue;
     int by_block = tiles == 1;
     /* once a device: the largest shared-memory carveout (the tiles live there), then how many
@@ -601,7 +603,7 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
     if (at_once == 0) {
         int per_sm = 0, sms = 0;
         err = cudaFuncSetAttribute(assoc_k_exscan_sum_f32_b256_t16, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                   cudaSharedmemCarveoutMaxShared);
+            cudaSharedmemCarveoutMaxShared);
         if (err == cudaSuccess)
             err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_exscan_sum_f32_b256_t16, 256, 0);
         if (err == cudaSuccess)
@@ -926,7 +928,9 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         return cudaSuccess;
     if (d_in == NULL || d_out == NULL)
         return cudaErrorInvalidValue;
-    if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n))))
+    if (tiles > 0xFFFFFFFFull)
+        return cudaErrorInvalidValue;
+    if (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n)))
         return cudaErrorInvalidValue;
     int by_block = tiles == 1;
     /* once a device: the largest shared-memory carveout (the tiles live there), then how many
@@ -944,7 +948,7 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
     if (at_once == 0) {
         int per_sm = 0, sms = 0;
         err = cudaFuncSetAttribute(assoc_k_exscan_sum_f32_b256_t8, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                   cudaSharedmemCarveoutMaxShared);
+            cudaSharedmemCarveoutMaxShared);
         if (err == cudaSuccess)
             err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_exscan_sum_f32_b256_t8, 256, 0);
         if (err == cudaSuccess)
@@ -1277,7 +1281,9 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         return cudaSuccess;
     if (d_in == NULL || d_out == NULL)
         return cudaErrorInvalidValue;
-    if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n))))
+    if (tiles > 0xFFFFFFFFull)
+        return cudaErrorInvalidValue;
+    if (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n)))
         return cudaErrorInvalidValue;
     int by_block = tiles == 1;
     /* once a device: the largest shared-memory carveout (the tiles live there), then how many
@@ -1295,7 +1301,7 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
     if (at_once == 0) {
         int per_sm = 0, sms = 0;
         err = cudaFuncSetAttribute(assoc_k_exscan_sum_f32_b128_t36, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                   cudaSharedmemCarveoutMaxShared);
+            cudaSharedmemCarveoutMaxShared);
         if (err == cudaSuccess)
             err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_exscan_sum_f32_b128_t36, 128, 0);
         if (err == cudaSuccess)
@@ -1631,7 +1637,9 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
         return cudaSuccess;
     if (d_in == NULL || d_out == NULL)
         return cudaErrorInvalidValue;
-    if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n))))
+    if (tiles > 0xFFFFFFFFull)
+        return cudaErrorInvalidValue;
+    if (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n)))
         return cudaErrorInvalidValue;
     int by_block = tiles == 1;
     /* once a device: the largest shared-memory carveout (the tiles live there), then how many
@@ -1649,7 +1657,7 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
     if (at_once == 0) {
         int per_sm = 0, sms = 0;
         err = cudaFuncSetAttribute(assoc_k_exscan_sum_f32_b256_t36, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                   cudaSharedmemCarveoutMaxShared);
+            cudaSharedmemCarveoutMaxShared);
         if (err == cudaSuccess)
             err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_exscan_sum_f32_b256_t36, 256, 0);
         if (err == cudaSuccess)

@@ -590,7 +590,9 @@ extern "C" cudaError_t assoc_exscan_sum_f64(const double *d_in, size_t n, double
         return cudaSuccess;
     if (d_in == NULL || d_out == NULL)
         return cudaErrorInvalidValue;
-    if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < assoc_exscan_sum_f64_workspace_bytes(n))))
+    if (tiles > 0xFFFFFFFFull)
+        return cudaErrorInvalidValue;
+    if (tiles > 1 && (d_work == NULL || work_bytes < assoc_exscan_sum_f64_workspace_bytes(n)))
         return cudaErrorInvalidValue;
     int by_block = tiles == 1;
     /* once a device: the largest shared-memory carveout (the tiles live there), then how many
@@ -608,7 +610,7 @@ extern "C" cudaError_t assoc_exscan_sum_f64(const double *d_in, size_t n, double
     if (at_once == 0) {
         int per_sm = 0, sms = 0;
         err = cudaFuncSetAttribute(assoc_k_exscan_sum_f64_b256_t18, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                   cudaSharedmemCarveoutMaxShared);
+            cudaSharedmemCarveoutMaxShared);
         if (err == cudaSuccess)
             err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_exscan_sum_f64_b256_t18, 256, 0);
         if (err == cudaSuccess)

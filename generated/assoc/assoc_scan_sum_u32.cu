@@ -582,7 +582,9 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
         return cudaSuccess;
     if (d_in == NULL || d_out == NULL)
         return cudaErrorInvalidValue;
-    if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n))))
+    if (tiles > 0xFFFFFFFFull)
+        return cudaErrorInvalidValue;
+    if (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n)))
         return cudaErrorInvalidValue;
     int by_block = tiles == 1;
     /* once a device: the largest shared-memory carveout (the tiles live there), then how many
@@ -600,7 +602,7 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
     if (at_once == 0) {
         int per_sm = 0, sms = 0;
         err = cudaFuncSetAttribute(assoc_k_scan_sum_u32_b256_t16, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                   cudaSharedmemCarveoutMaxShared);
+            cudaSharedmemCarveoutMaxShared);
         if (err == cudaSuccess)
             err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_u32_b256_t16, 256, 0);
         if (err == cudaSuccess)
@@ -924,7 +926,9 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
         return cudaSuccess;
     if (d_in == NULL || d_out == NULL)
         return cudaErrorInvalidValue;
-    if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n))))
+    if (tiles > 0xFFFFFFFFull)
+        return cudaErrorInvalidValue;
+    if (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n)))
         return cudaErrorInvalidValue;
     int by_block = tiles == 1;
     /* once a device: the largest shared-memory carveout (the tiles live there), then how many
@@ -942,7 +946,7 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
     if (at_once == 0) {
         int per_sm = 0, sms = 0;
         err = cudaFuncSetAttribute(assoc_k_scan_sum_u32_b256_t8, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                   cudaSharedmemCarveoutMaxShared);
+            cudaSharedmemCarveoutMaxShared);
         if (err == cudaSuccess)
             err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_u32_b256_t8, 256, 0);
         if (err == cudaSuccess)
@@ -1274,7 +1278,9 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
         return cudaSuccess;
     if (d_in == NULL || d_out == NULL)
         return cudaErrorInvalidValue;
-    if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n))))
+    if (tiles > 0xFFFFFFFFull)
+        return cudaErrorInvalidValue;
+    if (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n)))
         return cudaErrorInvalidValue;
     int by_block = tiles == 1;
     /* once a device: the largest shared-memory carveout (the tiles live there), then how many
@@ -1292,7 +1298,7 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
     if (at_once == 0) {
         int per_sm = 0, sms = 0;
         err = cudaFuncSetAttribute(assoc_k_scan_sum_u32_b128_t36, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                   cudaSharedmemCarveoutMaxShared);
+            cudaSharedmemCarveoutMaxShared);
         if (err == cudaSuccess)
             err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_u32_b128_t36, 128, 0);
         if (err == cudaSuccess)
@@ -1627,7 +1633,9 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
         return cudaSuccess;
     if (d_in == NULL || d_out == NULL)
         return cudaErrorInvalidValue;
-    if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n))))
+    if (tiles > 0xFFFFFFFFull)
+        return cudaErrorInvalidValue;
+    if (tiles > 1 && (d_work == NULL || work_bytes < ag_scan_workspace_bytes(n)))
         return cudaErrorInvalidValue;
     int by_block = tiles == 1;
     /* once a device: the largest shared-memory carveout (the tiles live there), then how many
@@ -1645,7 +1653,7 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
     if (at_once == 0) {
         int per_sm = 0, sms = 0;
         err = cudaFuncSetAttribute(assoc_k_scan_sum_u32_b256_t36, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                   cudaSharedmemCarveoutMaxShared);
+            cudaSharedmemCarveoutMaxShared);
         if (err == cudaSuccess)
             err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_u32_b256_t36, 256, 0);
         if (err == cudaSuccess)

@@ -102,7 +102,7 @@ def test_past_the_split_size_long_segments_go_to_the_split_kernel():
     # the workspace grows by the split's past its size only, after the tiles' on 16 bytes
     assert f"return n > {sp.split_n} ? (bytes + 15) / 16 * 16 + ag_span_split_bytes(n) : bytes;" in src
     # below it the kernels get no split (NULL), past it a second launch
-    assert f"unsigned int *split = n > {sp.split_n} ? " in src
+    assert f"unsigned int *split = NULL;\n        if (n > {sp.split_n})\n            split = " in src
     assert f"(unsigned int)(chunks < {sp.split_grid} ? chunks : {sp.split_grid}), {sp.split_block}, stream, 1, " in src
     assert f"__launch_bounds__({sp.split_block}) {k}_split(" in src
     # every group and block kernel leaves a segment longer than a chunk to it, marking its chunks
