@@ -576,7 +576,8 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
 {
     const size_t tiles = ag_tiles_for(n);
     const uint32_t first = init != NULL ? *init : ag_op_identity();
-    const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;  /* 16-byte paths need all aligned */
+    /* 16-byte paths need all aligned */
+    const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;
     cudaError_t err;
 
     if (n == 0)
@@ -921,7 +922,8 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
 {
     const size_t tiles = ag_tiles_for(n);
     const uint32_t first = init != NULL ? *init : ag_op_identity();
-    const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;  /* 16-byte paths need all aligned */
+    /* 16-byte paths need all aligned */
+    const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;
     cudaError_t err;
 
     if (n == 0)
@@ -1274,7 +1276,8 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
 {
     const size_t tiles = ag_tiles_for(n);
     const uint32_t first = init != NULL ? *init : ag_op_identity();
-    const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;  /* 16-byte paths need all aligned */
+    /* 16-byte paths need all aligned */
+    const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;
     cudaError_t err;
 
     if (n == 0)
@@ -1630,7 +1633,8 @@ static cudaError_t ag_scan(const uint32_t *d_in, size_t n, uint32_t *d_out,
 {
     const size_t tiles = ag_tiles_for(n);
     const uint32_t first = init != NULL ? *init : ag_op_identity();
-    const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;  /* 16-byte paths need all aligned */
+    /* 16-byte paths need all aligned */
+    const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;
     cudaError_t err;
 
     if (n == 0)

@@ -582,7 +582,8 @@ extern "C" cudaError_t assoc_scan_sum_i64(const int64_t *d_in, size_t n, int64_t
 {
     const size_t tiles = ag_tiles_for(n);
     const int64_t first = ag_op_identity();
-    const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;  /* 16-byte paths need all aligned */
+    /* 16-byte paths need all aligned */
+    const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;
     cudaError_t err;
 
     if (n == 0)
