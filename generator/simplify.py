@@ -35,15 +35,60 @@ _FOLDS = [
 
 _DECLARATION = re.compile(r"\s*(?:const\s+)?(?:unsigned\s+|signed\s+)?([A-Za-z_]\w*)[\s*]+[A-Za-z_]\w*\s*(?:=|;|\[|,)")
 _NOT_TYPES = {"return", "if", "else", "for", "while", "do", "switch", "case", "goto"}
+_COMMENT_AT_END = re.compile(r"\s*(?:/\*.*\*/)?\s*$")
+_DECLARATOR = re.compile(r"[\s*]*([A-Za-z_]\w*)")
 
 
-def _declares(lines: list, ind: int) -> bool:
-    """Whether a braced body (its lines at indent `ind`) declares a name of its own."""
+def _declared(lines: list, ind: int) -> set:
+    """The names that a braced body (its lines at indent `ind`) declares of its own: each
+    declarator's, split at the commas outside brackets, up to the `;`."""
+    names = set()
     for line in lines:
         m = _DECLARATION.match(line)
-        if m and _indent(line) == ind and m[1] not in _NOT_TYPES:
-            return True
-    return False
+        if not (m and _indent(line) == ind and m[1] not in _NOT_TYPES):
+            continue
+        depth, piece = 0, ""
+        for ch in line[m.end(1) :].split(";")[0] + ",":
+            depth += (ch in "([{") - (ch in ")]}")
+            if ch == "," and depth == 0:
+                # a declarator not read as a name: "", which every line names (the braces stay)
+                names.add(m2[1] if (m2 := _DECLARATOR.match(piece)) else "")
+                piece = ""
+            else:
+                piece += ch
+    return names
+
+
+def _inside(line: str, ind: int) -> bool:
+    """Whether a line belongs to a block whose body is at indent `ind` (blank lines and
+    preprocessor lines do)."""
+    return not line.strip() or line.lstrip().startswith("#") or _indent(line) >= ind
+
+
+def _scope(lines: list, i: int, end: int, ind: int) -> tuple | None:
+    """(first, last) lines of the block around lines[i:end] (a body at indent `ind`): from the
+    line that opens it to the one that closes it; None where the text does not hold both."""
+    lo, hi = i, end
+    while lo > 0 and _inside(lines[lo - 1], ind):
+        lo -= 1
+    while hi < len(lines) and _inside(lines[hi], ind):
+        hi += 1
+    if lo == 0 or hi == len(lines) or not _COMMENT_AT_END.sub("", lines[lo - 1]).endswith("{"):
+        return None
+    return lo - 1, hi
+
+
+def _keeps_scope(lines: list, i: int, end: int, ind: int, body: list) -> bool:
+    """Whether a one-trip loop's braced body (lines[i:end], `body` folded) stays a block: where
+    it declares a name that the block around it names too (or the text does not show that block)."""
+    names = _declared(body, ind + 4)
+    if not names:
+        return False
+    around = _scope(lines, i, end, ind)
+    if around is None:
+        return True
+    rest = lines[around[0] : i] + lines[end : around[1] + 1]
+    return any(re.search(rf"\b{name}\b", line) for line in rest for name in names)
 
 
 def _indent(line: str) -> int:
@@ -99,7 +144,7 @@ def one_trip_loops(text: str) -> str:
         ind, var, brace = len(m["ind"]), m["v"], bool(m["brace"])
         end = _body_end(lines, i + 1, ind, brace)
         body = [_fold(b, var) for b in lines[i + 1 : end]]
-        if brace and _declares(body[:-1], ind + 4):
+        if brace and _keeps_scope(lines, i, end, ind, body[:-1]):
             new = [" " * ind + "{"] + body  # the body's declarations keep their own scope
         else:
             body = body[:-1] if brace else body
@@ -218,3 +263,55 @@ def shared(sources: list) -> tuple:
             out += ("" if end is None else "\n" if first == end else "\n\n") + t
             end = last
     return out, rest
+
+
+# ---- lines past the width
+
+
+def wrapped(text: str, width: int = 120) -> str:
+    """`text` with each line past `width` columns broken after the commas of its first list in
+    parentheses that has some (a signature's parameters, a call's arguments), the rest of the
+    list 4 spaces further in than the line; a line without one stays as it is.  Templates apply
+    it (the filter `wrapped`) to what they write from parts of any length."""
+    lines, code = str(text).split("\n"), masked(str(text)).split("\n")
+    return "\n".join(_wrap_line(line, c, width) for line, c in zip(lines, code, strict=True))
+
+
+def _list_commas(code: str) -> tuple:
+    """(the `(` of the first list in parentheses with commas at its own level, its `)`, those
+    commas) in masked code; (-1, -1, []) where there is none."""
+    for start, ch in enumerate(code):
+        if ch != "(":
+            continue
+        depth, commas = 0, []
+        for k in range(start, len(code)):
+            depth += (code[k] in "([{") - (code[k] in ")]}")
+            if depth == 1 and code[k] == ",":
+                commas.append(k)
+            if depth == 0:
+                if commas:
+                    return start, k, commas
+                break
+    return -1, -1, []
+
+
+def _wrap_line(line: str, code: str, width: int) -> str:
+    """`line` broken as wrapped() says; `code`: the line masked (comments and literals blanked,
+    as they are in the whole text), so that a comment's text is never broken; nor a directive."""
+    if len(line) <= width or code.lstrip().startswith("#"):
+        return line
+    start, end, commas = _list_commas(code)
+    if start < 0:
+        return line
+    cuts = [start + 1, *(c + 1 for c in commas), end]
+    pieces = [line[a:b].strip() for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    pieces[-1] += line[end:]
+    pad = " " * (_indent(line) + 4)
+    out, cur = [], line[: start + 1] + pieces[0]
+    for piece in pieces[1:]:
+        if len(cur) + 1 + len(piece) <= width:
+            cur += " " + piece
+        else:
+            out.append(cur)
+            cur = pad + piece
+    return "\n".join([*out, cur])

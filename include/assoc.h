@@ -186,17 +186,23 @@ size_t assoc_reduce_max_f64_workspace_bytes(size_t n);
 cudaError_t assoc_reduce_max_f64(const double *d_in, size_t n, double *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* inclusive scan: sum of int32_t, d_out[i] = x[0] (+) ... (+) x[i]; shapes (block x items a thread) by n: n <= 8192 256 x 16, n <= 65536 256 x 8, n <= 131072 256 x 16, n <= 524288 256 x 8, n <= 2097152 128 x 36, n <= 4194304 256 x 16, larger n 256 x 36 */
+/* inclusive scan: sum of int32_t, d_out[i] = x[0] (+) ... (+) x[i]; shapes (block x items a thread)
+   by n: n <= 8192 256 x 16, n <= 65536 256 x 8, n <= 131072 256 x 16, n <= 524288 256 x 8, n <=
+   2097152 128 x 36, n <= 4194304 256 x 16, larger n 256 x 36 */
 size_t assoc_scan_sum_i32_workspace_bytes(size_t n);
 cudaError_t assoc_scan_sum_i32(const int32_t *d_in, size_t n, int32_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* inclusive scan: sum of uint32_t, d_out[i] = x[0] (+) ... (+) x[i]; shapes (block x items a thread) by n: n <= 8192 256 x 16, n <= 65536 256 x 8, n <= 131072 256 x 16, n <= 524288 256 x 8, n <= 2097152 128 x 36, n <= 4194304 256 x 16, larger n 256 x 36 */
+/* inclusive scan: sum of uint32_t, d_out[i] = x[0] (+) ... (+) x[i]; shapes (block x items a
+   thread) by n: n <= 8192 256 x 16, n <= 65536 256 x 8, n <= 131072 256 x 16, n <= 524288 256 x 8, n
+   <= 2097152 128 x 36, n <= 4194304 256 x 16, larger n 256 x 36 */
 size_t assoc_scan_sum_u32_workspace_bytes(size_t n);
 cudaError_t assoc_scan_sum_u32(const uint32_t *d_in, size_t n, uint32_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* inclusive scan: sum of float, d_out[i] = x[0] (+) ... (+) x[i]; shapes (block x items a thread) by n: n <= 8192 256 x 16, n <= 65536 256 x 8, n <= 131072 256 x 16, n <= 524288 256 x 8, n <= 2097152 128 x 36, n <= 4194304 256 x 16, larger n 256 x 36 */
+/* inclusive scan: sum of float, d_out[i] = x[0] (+) ... (+) x[i]; shapes (block x items a thread)
+   by n: n <= 8192 256 x 16, n <= 65536 256 x 8, n <= 131072 256 x 16, n <= 524288 256 x 8, n <=
+   2097152 128 x 36, n <= 4194304 256 x 16, larger n 256 x 36 */
 size_t assoc_scan_sum_f32_workspace_bytes(size_t n);
 cudaError_t assoc_scan_sum_f32(const float *d_in, size_t n, float *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
@@ -206,7 +212,8 @@ size_t assoc_scan_sum_i64_workspace_bytes(size_t n);
 cudaError_t assoc_scan_sum_i64(const int64_t *d_in, size_t n, int64_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* inclusive scan: sum of uint64_t, d_out[i] = x[0] (+) ... (+) x[i]; block 256, 18 items a thread */
+/* inclusive scan: sum of uint64_t, d_out[i] = x[0] (+) ... (+) x[i]; block 256, 18 items a thread
+   */
 size_t assoc_scan_sum_u64_workspace_bytes(size_t n);
 cudaError_t assoc_scan_sum_u64(const uint64_t *d_in, size_t n, uint64_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
@@ -216,37 +223,46 @@ size_t assoc_scan_sum_f64_workspace_bytes(size_t n);
 cudaError_t assoc_scan_sum_f64(const double *d_in, size_t n, double *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* exclusive scan: sum of int32_t, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; shapes (block x items a thread) by n: n <= 8192 256 x 16, n <= 65536 256 x 8, n <= 131072 256 x 16, n <= 524288 256 x 8, n <= 2097152 128 x 36, n <= 4194304 256 x 16, larger n 256 x 36 */
+/* exclusive scan: sum of int32_t, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the
+   identity; shapes (block x items a thread) by n: n <= 8192 256 x 16, n <= 65536 256 x 8, n <= 131072
+   256 x 16, n <= 524288 256 x 8, n <= 2097152 128 x 36, n <= 4194304 256 x 16, larger n 256 x 36 */
 size_t assoc_exscan_sum_i32_workspace_bytes(size_t n);
 cudaError_t assoc_exscan_sum_i32(const int32_t *d_in, size_t n, int32_t *d_out,
     const int32_t *init,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* exclusive scan: sum of uint32_t, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; shapes (block x items a thread) by n: n <= 8192 256 x 16, n <= 65536 256 x 8, n <= 131072 256 x 16, n <= 524288 256 x 8, n <= 2097152 128 x 36, n <= 4194304 256 x 16, larger n 256 x 36 */
+/* exclusive scan: sum of uint32_t, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the
+   identity; shapes (block x items a thread) by n: n <= 8192 256 x 16, n <= 65536 256 x 8, n <= 131072
+   256 x 16, n <= 524288 256 x 8, n <= 2097152 128 x 36, n <= 4194304 256 x 16, larger n 256 x 36 */
 size_t assoc_exscan_sum_u32_workspace_bytes(size_t n);
 cudaError_t assoc_exscan_sum_u32(const uint32_t *d_in, size_t n, uint32_t *d_out,
     const uint32_t *init,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* exclusive scan: sum of float, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; shapes (block x items a thread) by n: n <= 8192 256 x 16, n <= 65536 256 x 8, n <= 131072 256 x 16, n <= 524288 256 x 8, n <= 2097152 128 x 36, n <= 4194304 256 x 16, larger n 256 x 36 */
+/* exclusive scan: sum of float, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the
+   identity; shapes (block x items a thread) by n: n <= 8192 256 x 16, n <= 65536 256 x 8, n <= 131072
+   256 x 16, n <= 524288 256 x 8, n <= 2097152 128 x 36, n <= 4194304 256 x 16, larger n 256 x 36 */
 size_t assoc_exscan_sum_f32_workspace_bytes(size_t n);
 cudaError_t assoc_exscan_sum_f32(const float *d_in, size_t n, float *d_out,
     const float *init,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* exclusive scan: sum of int64_t, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; block 256, 18 items a thread */
+/* exclusive scan: sum of int64_t, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the
+   identity; block 256, 18 items a thread */
 size_t assoc_exscan_sum_i64_workspace_bytes(size_t n);
 cudaError_t assoc_exscan_sum_i64(const int64_t *d_in, size_t n, int64_t *d_out,
     const int64_t *init,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* exclusive scan: sum of uint64_t, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; block 256, 18 items a thread */
+/* exclusive scan: sum of uint64_t, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the
+   identity; block 256, 18 items a thread */
 size_t assoc_exscan_sum_u64_workspace_bytes(size_t n);
 cudaError_t assoc_exscan_sum_u64(const uint64_t *d_in, size_t n, uint64_t *d_out,
     const uint64_t *init,
     void *d_work, size_t work_bytes, cudaStream_t stream);
 
-/* exclusive scan: sum of double, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the identity; block 256, 18 items a thread */
+/* exclusive scan: sum of double, d_out[i] = init (+) x[0] (+) ... (+) x[i-1]; init NULL: the
+   identity; block 256, 18 items a thread */
 size_t assoc_exscan_sum_f64_workspace_bytes(size_t n);
 cudaError_t assoc_exscan_sum_f64(const double *d_in, size_t n, double *d_out,
     const double *init,

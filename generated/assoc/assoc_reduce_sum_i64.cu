@@ -272,12 +272,14 @@ static cudaError_t ag_resident_blocks(int *blocks)
 }
 
 /* A launch in `stream`: where `allowed`, on sm_90 and later devices, and for kernel code built for
-   them (its PTX version, asked once a device into `by_device`), with programmatic dependent
-   launch, so the kernel's blocks are scheduled while the previous kernel ends and wait in
-   ag_follow_stream(); otherwise the usual launch. */
+   them (its PTX version, asked once a device), with programmatic dependent launch, so the
+   kernel's blocks are scheduled while the previous kernel ends and wait in ag_follow_stream();
+   otherwise the usual launch.  The answer is this file's: its kernels are one module, built for
+   the same PTX version. */
 static cudaError_t ag_launch_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *attr, const void *kernel,
-    signed char *by_device, int allowed, dim3 grid, unsigned int block, cudaStream_t stream)
+    int allowed, dim3 grid, unsigned int block, cudaStream_t stream)
 {
+    static signed char by_device[64];      /* the answer, by device */
     int dev = 0;
     signed char early = 0;                 /* 1: PDL, -1: not; 0: not asked yet */
     cudaError_t err = cudaGetDevice(&dev);
@@ -306,6 +308,19 @@ static cudaError_t ag_launch_config(cudaLaunchConfig_t *config, cudaLaunchAttrib
     config->attrs = attr;
     config->numAttrs = allowed && early > 0 ? 1 : 0;
     return cudaSuccess;
+}
+
+/* `kernel` launched in `stream` with `args`, through ag_launch_config() */
+template <typename... Params, typename... Args>
+static cudaError_t ag_launch(void (*kernel)(Params...), dim3 grid, unsigned int block, cudaStream_t stream, int allowed,
+    Args... args)
+{
+    cudaLaunchConfig_t config;
+    cudaLaunchAttribute attr;
+    cudaError_t err = ag_launch_config(&config, &attr, (const void *)kernel, allowed, grid, block, stream);
+    if (err == cudaSuccess)
+        err = cudaLaunchKernelEx(&config, kernel, args...);
+    return err;
 }
 
 /* up to this many elements the launch is a large part of a call, and PDL hides it; past it, the
@@ -341,27 +356,13 @@ extern "C" cudaError_t assoc_reduce_sum_i64(const int64_t *d_in, size_t n, int64
             return err;
         apart = capture == cudaStreamCaptureStatusActive;
     }
-    {
-        static signed char pdl[64];            /* ag_launch_config's answer, by device */
-        cudaLaunchConfig_t config;
-        cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_reduce_sum_i64_b256_t8, pdl,
-                               n <= AG_PDL_MAX_ELEMS, (unsigned int)grid, 256, stream);
-        if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_reduce_sum_i64_b256_t8, d_in, n, d_out,
-                                     (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0, apart);
-        if (err != cudaSuccess)
-            return err;
-    }
+    err = ag_launch(assoc_k_reduce_sum_i64_b256_t8, (unsigned int)grid, 256, stream, n <= AG_PDL_MAX_ELEMS,
+                    d_in, n, d_out, (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0, apart);
+    if (err != cudaSuccess)
+        return err;
     if (apart) {
-        static signed char pdl[64];            /* ag_launch_config's answer, by device */
-        cudaLaunchConfig_t config;
-        cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_reduce_sum_i64_b256_t8_fold, pdl, 1, 1,
-                               256, stream);
-        if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_reduce_sum_i64_b256_t8_fold,
-                                     (const unsigned int *)d_work, (unsigned int)grid, d_out);
+        err = ag_launch(assoc_k_reduce_sum_i64_b256_t8_fold, 1, 256, stream, 1, (const unsigned int *)d_work,
+                        (unsigned int)grid, d_out);
         if (err != cudaSuccess)
             return err;
     }

@@ -527,12 +527,14 @@ extern "C" size_t assoc_scan_sum_f64_workspace_bytes(size_t n)
 static int ag_at_once[64];   /* by device: blocks of the tile kernel the GPU holds at once (0: not asked yet) */
 
 /* A launch in `stream`: where `allowed`, on sm_90 and later devices, and for kernel code built for
-   them (its PTX version, asked once a device into `by_device`), with programmatic dependent
-   launch, so the kernel's blocks are scheduled while the previous kernel ends and wait in
-   ag_follow_stream(); otherwise the usual launch. */
+   them (its PTX version, asked once a device), with programmatic dependent launch, so the
+   kernel's blocks are scheduled while the previous kernel ends and wait in ag_follow_stream();
+   otherwise the usual launch.  The answer is this file's: its kernels are one module, built for
+   the same PTX version. */
 static cudaError_t ag_launch_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *attr, const void *kernel,
-    signed char *by_device, int allowed, dim3 grid, unsigned int block, cudaStream_t stream)
+    int allowed, dim3 grid, unsigned int block, cudaStream_t stream)
 {
+    static signed char by_device[64];      /* the answer, by device */
     int dev = 0;
     signed char early = 0;                 /* 1: PDL, -1: not; 0: not asked yet */
     cudaError_t err = cudaGetDevice(&dev);
@@ -562,82 +564,80 @@ static cudaError_t ag_launch_config(cudaLaunchConfig_t *config, cudaLaunchAttrib
     config->numAttrs = allowed && early > 0 ? 1 : 0;
     return cudaSuccess;
 }
+
+/* `kernel` launched in `stream` with `args`, through ag_launch_config() */
+template <typename... Params, typename... Args>
+static cudaError_t ag_launch(void (*kernel)(Params...), dim3 grid, unsigned int block, cudaStream_t stream, int allowed,
+    Args... args)
+{
+    cudaLaunchConfig_t config;
+    cudaLaunchAttribute attr;
+    cudaError_t err = ag_launch_config(&config, &attr, (const void *)kernel, allowed, grid, block, stream);
+    if (err == cudaSuccess)
+        err = cudaLaunchKernelEx(&config, kernel, args...);
+    return err;
+}
 extern "C" cudaError_t assoc_scan_sum_f64(const double *d_in, size_t n, double *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
     const size_t tiles = ag_tiles_for(n);
     const double first = ag_op_identity();
-    const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;  /* 16-byte paths need all aligned */
+    /* 16-byte paths need all aligned */
+    const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;
     cudaError_t err;
 
     if (n == 0)
         return cudaSuccess;
     if (d_in == NULL || d_out == NULL)
         return cudaErrorInvalidValue;
-    if (tiles > 0xFFFFFFFFull || (tiles > 1 && (d_work == NULL || work_bytes < assoc_scan_sum_f64_workspace_bytes(n))))
+    if (tiles > 0xFFFFFFFFull)
+        return cudaErrorInvalidValue;
+    if (tiles > 1 && (d_work == NULL || work_bytes < assoc_scan_sum_f64_workspace_bytes(n)))
         return cudaErrorInvalidValue;
     int by_block = tiles == 1;
-    {
-        /* once a device: the largest shared-memory carveout (the tiles live there), then how many
-           blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in blockIdx order
-           and take no ticket, and load early: a tile may then start before one it waits on, but
-           that one gets a slot, as other grids' blocks finish on their own (the next kernel's, under
-           programmatic dependent launch, cannot start before every tile has).  Where something
-           else holds SMs for good (a persistent kernel, an SM-limited context), it rests, as CUB
-           always does, on blocks starting in blockIdx order; tickets need no such assumption. */
-        int dev = 0;
-        err = cudaGetDevice(&dev);
+    /* once a device: the largest shared-memory carveout (the tiles live there), then how many
+       blocks the GPU holds at once.  From 2 tiles, where all fit at once, tiles go in blockIdx order
+       and take no ticket, and load early: a tile may then start before one it waits on, but
+       that one gets a slot, as other grids' blocks finish on their own (the next kernel's, under
+       programmatic dependent launch, cannot start before every tile has).  Where something
+       else holds SMs for good (a persistent kernel, an SM-limited context), it rests, as CUB
+       always does, on blocks starting in blockIdx order; tickets need no such assumption. */
+    int dev = 0;
+    err = cudaGetDevice(&dev);
+    if (err != cudaSuccess)
+        return err;
+    int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
+    if (at_once == 0) {
+        int per_sm = 0, sms = 0;
+        err = cudaFuncSetAttribute(assoc_k_scan_sum_f64_b256_t18, cudaFuncAttributePreferredSharedMemoryCarveout,
+            cudaSharedmemCarveoutMaxShared);
+        if (err == cudaSuccess)
+            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_f64_b256_t18, 256, 0);
+        if (err == cudaSuccess)
+            err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
         if (err != cudaSuccess)
             return err;
-        int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
-        if (at_once == 0) {
-            int per_sm = 0, sms = 0;
-            err = cudaFuncSetAttribute(assoc_k_scan_sum_f64_b256_t18, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                       cudaSharedmemCarveoutMaxShared);
-            if (err == cudaSuccess)
-                err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_f64_b256_t18, 256, 0);
-            if (err == cudaSuccess)
-                err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-            if (err != cudaSuccess)
-                return err;
-            at_once = per_sm * sms > 1 ? per_sm * sms : 1;
-            if (dev >= 0 && dev < 64)
-                ag_at_once[dev] = at_once;
-        }
-        if (tiles >= 2 && tiles <= (size_t)at_once)
-            by_block = 1;
+        at_once = per_sm * sms > 1 ? per_sm * sms : 1;
+        if (dev >= 0 && dev < 64)
+            ag_at_once[dev] = at_once;
     }
+    if (tiles >= 2 && tiles <= (size_t)at_once)
+        by_block = 1;
+
     if (tiles > 1) {
         /* the ticket counter and every slot's flags start at zero */
         const size_t words = AG_HEADER_WORDS / 2 + ag_slot_words_for(tiles);
         /* the tiles load early where they go in blockIdx order and the data is aligned: then the
            clear lets them in only once the work before the call has finished */
-        {
-            static signed char pdl[64];            /* ag_launch_config's answer, by device */
-            cudaLaunchConfig_t config;
-            cudaLaunchAttribute attr;
-            err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f64_b256_t18_clear, pdl, 1,
-                                   (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256,
-                                   stream);
-            if (err == cudaSuccess)
-                err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f64_b256_t18_clear, (unsigned int *)d_work,
-                                         (unsigned int)tiles, by_block && (any_bits & 15) == 0);
-            if (err != cudaSuccess)
-                return err;
-        }
-    }
-    {
-        static signed char pdl[64];            /* ag_launch_config's answer, by device */
-        cudaLaunchConfig_t config;
-        cudaLaunchAttribute attr;
-        err = ag_launch_config(&config, &attr, (const void *)assoc_k_scan_sum_f64_b256_t18, pdl, 1,
-                               (unsigned int)tiles, 256, stream);
-        if (err == cudaSuccess)
-            err = cudaLaunchKernelEx(&config, assoc_k_scan_sum_f64_b256_t18, d_in, n, d_out, first,
-                                     (unsigned int *)d_work, (unsigned int)tiles, by_block,
-                                     (any_bits & 15) == 0);
+        err = ag_launch(assoc_k_scan_sum_f64_b256_t18_clear,
+                        (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream, 1,
+                        (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
+    err = ag_launch(assoc_k_scan_sum_f64_b256_t18, (unsigned int)tiles, 256, stream, 1, d_in, n, d_out, first,
+                    (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+    if (err != cudaSuccess)
+        return err;
     return cudaSuccess;
 }

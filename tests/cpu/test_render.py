@@ -193,13 +193,12 @@ def test_launch_bounds_and_launch_use_the_block(tmp_path, block):
     src = (out / "t_reduce_min_i32.cu").read_text()
     # at least half the SM's threads: ptxas then keeps a lane's 16-byte loads in flight together
     assert f"__launch_bounds__({block}, {max(1, 1024 // block)})" in src
-    # launched with that block (through ag_launch_config: programmatic dependent launch)
+    # launched with that block (through ag_launch: programmatic dependent launch)
     assert re.search(
-        r"ag_launch_config\(&config, &attr, \(const void \*\)t_k_reduce_min_i32_b%d_t4, pdl,\s+"
-        r"[^,]+,\s+\(unsigned int\)grid,\s+%d,\s+stream\)" % (block, block),  # wrapped at 120 columns
+        r"ag_launch\(t_k_reduce_min_i32_b%d_t4,\s+\(unsigned int\)grid,\s+%d,\s+stream," % (block, block),
         src,
     )
-    assert "cudaLaunchKernelEx(&config, t_k_reduce_min_i32_b%d_t4," % block in src
+    assert "cudaLaunchKernelEx(&config, kernel, args...)" in src
     if block > 32:
         assert re.search(r"warp_totals\[\s*%d\s*\]" % (block // 32), src)
     else:  # one warp: no slots for the warps' totals
@@ -224,7 +223,7 @@ def test_pdl_where_measured_faster(tmp_path):
     )
     assert "n <= AG_PDL_MAX_ELEMS" in red
     # the scan's slots are cleared by a kernel (a memset node costs ~2 us in a graph)
-    assert "_clear, " in scan and "cudaMemsetAsync" not in scan
+    assert re.search(r"ag_launch\(\w+_clear,\s", scan) and "cudaMemsetAsync" not in scan
     # where the tiles load early (blockIdx order, aligned data), the clear waits, then lets the
     # tile kernel in; its whole aligned tiles issue their loads before they wait for the clear
     clear = scan[scan.index("_clear(unsigned int *work, unsigned int n_tiles, int tiles_early)") :]
@@ -275,11 +274,8 @@ def test_a_reduce_in_a_graph_folds_its_totals_by_a_kernel_of_their_own(tmp_path)
         assert "cudaStreamIsCapturing(stream, &capture)" in host
         assert "apart = capture == cudaStreamCaptureStatusActive;" in host
         # the kernel first, then the fold kernel of one block where apart
-        assert host.index("cudaLaunchKernelEx(&config, ") < host.index("if (apart) {")
-        assert (
-            "_fold, pdl, 1, 1, 256, stream);" in host
-            and ", (const unsigned int *)d_work, (unsigned int)grid, d_out);" in host
-        )
+        assert host.index("err = ag_launch(") < host.index("if (apart) {")
+        assert "_fold, 1, 256, stream, 1, (const unsigned int *)d_work, (unsigned int)grid, d_out);" in host
         kernel = src[src.index("__global__") : src.index("/* host side */")]
         assert kernel.index("ag_store_slot(") < kernel.index("if (apart)") < kernel.index("atom.acq_rel.gpu")
         fold = kernel[kernel.index("_fold(const unsigned int *__restrict__ work, unsigned int blocks") :]
@@ -442,7 +438,7 @@ type = "f32"
     assert all(unpadded in src for src in text.values() if bulk in src)
     # the segmented reduce that holds its tile needs no look-back: a carry kernel after the tiles
     # (launched with PDL on inputs up to SEGMENT_PDL_MAX_BYTES)
-    assert "_carry, pdl, n <= AG_PDL_MAX_ELEMS, 1, 1024, stream);" in _flat(text["t_segreduce_sum_f32"])
+    assert "_carry, 1, 1024, stream, n <= AG_PDL_MAX_ELEMS, d_out," in _flat(text["t_segreduce_sum_f32"])
     assert "ag_wait_for(" not in text["t_segreduce_sum_f32"]
     assert "_carry" not in text["t_segreduce_ksum_f32"] and "ag_wait_for(" in text["t_segreduce_ksum_f32"]
     # and up to 2^21 elements takes 256 x 8 tiles (tuning.SEGMENT_SIZE_SHAPES); up to 4 tiles a

@@ -80,7 +80,7 @@ def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
     assert "while (k + 1 < sizeof spans / sizeof spans[0] && (avg > spans[k].most" in src
     # with PDL past SEGMENT_SPAN_PDL_MIN_N elements (0: at every n, which cold inputs gain from)
     when = f"n > {tuning.SEGMENT_SPAN_PDL_MIN_N}" if tuning.SEGMENT_SPAN_PDL_MIN_N else "1"
-    assert f"(const void *)spans[k].kernel, pdl, {when}, " in src
+    assert "ag_launch(spans[k].kernel, " in src and f"spans[k].threads, stream, {when}, d_in, n, " in src
     # 16-byte words up to the last whole one, then elements; a group's lanes shuffle among themselves
     assert "const uint4 w = *(const uint4 *)(in + e);" in src
     # off 16 bytes no word is loaded: the words' loop starts at lo's word, which is then its end
@@ -90,7 +90,7 @@ def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
     assert f"const int is_long = hi - lo > {sp.long(8)};" in src
     assert "if (!__syncthreads_or(is_long))" in src
     # no workspace on this path but the split's: the launch comes before the tiles' workspace is touched
-    assert src.index("spans[k].kernel, d_in, n") < src.index("const int one_launch")
+    assert src.index("ag_launch(spans[k].kernel, ") < src.index("const int one_launch")
 
 
 def test_past_the_split_size_long_segments_go_to_the_split_kernel():
@@ -102,8 +102,8 @@ def test_past_the_split_size_long_segments_go_to_the_split_kernel():
     # the workspace grows by the split's past its size only, after the tiles' on 16 bytes
     assert f"return n > {sp.split_n} ? (bytes + 15) / 16 * 16 + ag_span_split_bytes(n) : bytes;" in src
     # below it the kernels get no split (NULL), past it a second launch
-    assert f"unsigned int *split = n > {sp.split_n} ? " in src
-    assert f"(unsigned int)(chunks < {sp.split_grid} ? chunks : {sp.split_grid}), {sp.split_block}, stream);" in src
+    assert f"unsigned int *split = NULL;\n        if (n > {sp.split_n})\n            split = " in src
+    assert f"(unsigned int)(chunks < {sp.split_grid} ? chunks : {sp.split_grid}), {sp.split_block}, stream, 1, " in src
     assert f"__launch_bounds__({sp.split_block}) {k}_split(" in src
     # every group and block kernel leaves a segment longer than a chunk to it, marking its chunks
     # (in each shape of the sized source)

@@ -45,6 +45,21 @@ def test_a_braced_body_keeps_its_scope_only_when_it_declares_something():
     assert simplify.one_trip_loops(declaring) == "    {\n        const int k = lane;\n        d[k] = s[k];\n    }\n"
 
 
+def test_a_braced_body_in_a_block_that_names_none_of_its_declarations_loses_its_braces():
+    loop = (
+        "#pragma unroll\n    for (int j = 0; j < 1; ++j) {\n"
+        "        const int k = j * 32 + lane, m = f(a, b);\n        d[k] = s[m];\n    }\n"
+    )
+    free = "{\n    __syncwarp();\n" + loop + "}\n"
+    assert (
+        simplify.one_trip_loops(free)
+        == "{\n    __syncwarp();\n    const int k = lane, m = f(a, b);\n    d[k] = s[m];\n}\n"
+    )
+    taken = "{\n" + loop + "    e[k] = 0;\n}\n"  # `k` named after it: the body keeps its scope
+    assert simplify.one_trip_loops(taken).startswith("{\n    {\n        const int k = lane")
+    assert simplify._declared(["    const int k = j * 32 + lane, m = f(a, b);"], 4) == {"k", "m"}
+
+
 def test_loops_of_more_trips_and_other_code_are_left_alone():
     text = "#pragma unroll\n    for (int j = 0; j < 2; ++j)\n        a[j] = b[j] + 0.5f;\n    c = d + 0x10;\n"
     assert simplify.one_trip_loops(text) == text
@@ -132,3 +147,13 @@ def test_shapes_never_share_state_or_what_reads_a_macro_that_differs():
     for source in rest:
         assert "ag_calls[1]" in source and "static int k" in source and source.count("*/") == 1
         assert "AG_TILES(n) ((n) / AG_TILE)" in source and "int ag_tiles(int n)" in source
+
+
+def test_a_line_past_the_width_breaks_after_its_list_commas_and_comments_stay():
+    sig = "static void f(" + ", ".join(f"size_t a{i}" for i in range(12)) + ")"
+    out = simplify.wrapped("    " + sig, 60)
+    assert all(len(line) <= 60 for line in out.split("\n")) and out.split("\n")[1].startswith("        size_t")
+    assert out.replace("\n", "").split() == ("    " + sig).split()
+    comment = "/* " + "a (b, c), " * 20 + "*/"
+    assert simplify.wrapped(comment, 60) == comment
+    assert simplify.wrapped("#define G(a, b) " + "x" * 80, 60) == "#define G(a, b) " + "x" * 80
