@@ -75,7 +75,6 @@ def environment() -> jinja2.Environment:
     env.globals.update(mul=_mul, div=_div, mod=_mod, add=_add, WORK_HEADER=tuning.SLOT0 * 4)
     env.filters["uses"] = _uses
     env.filters["simplified"] = simplify.one_trip_loops
-    env.filters["wrapped"] = simplify.wrapped
     return env
 
 

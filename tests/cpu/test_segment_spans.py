@@ -80,7 +80,7 @@ def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
     assert "while (k + 1 < sizeof spans / sizeof spans[0] && (avg > spans[k].most" in src
     # with PDL past SEGMENT_SPAN_PDL_MIN_N elements (0: at every n, which cold inputs gain from)
     when = f"n > {tuning.SEGMENT_SPAN_PDL_MIN_N}" if tuning.SEGMENT_SPAN_PDL_MIN_N else "1"
-    assert "ag_launch(spans[k].kernel, " in src and f"spans[k].threads, stream, {when}, d_in, n, " in src
+    assert "ag_launch(spans[k].kernel, " in src and f"spans[k].threads, stream, {when}, " in src
     # 16-byte words up to the last whole one, then elements; a group's lanes shuffle among themselves
     assert "const uint4 w = *(const uint4 *)(in + e);" in src
     # off 16 bytes no word is loaded: the words' loop starts at lo's word, which is then its end

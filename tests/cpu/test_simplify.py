@@ -147,13 +147,3 @@ def test_shapes_never_share_state_or_what_reads_a_macro_that_differs():
     for source in rest:
         assert "ag_calls[1]" in source and "static int k" in source and source.count("*/") == 1
         assert "AG_TILES(n) ((n) / AG_TILE)" in source and "int ag_tiles(int n)" in source
-
-
-def test_a_line_past_the_width_breaks_after_its_list_commas_and_comments_stay():
-    sig = "static void f(" + ", ".join(f"size_t a{i}" for i in range(12)) + ")"
-    out = simplify.wrapped("    " + sig, 60)
-    assert all(len(line) <= 60 for line in out.split("\n")) and out.split("\n")[1].startswith("        size_t")
-    assert out.replace("\n", "").split() == ("    " + sig).split()
-    comment = "/* " + "a (b, c), " * 20 + "*/"
-    assert simplify.wrapped(comment, 60) == comment
-    assert simplify.wrapped("#define G(a, b) " + "x" * 80, 60) == "#define G(a, b) " + "x" * 80
