@@ -1,7 +1,7 @@
 """No noise in the generated code: what a hand-written kernel would not have, removed at the
-template.  Over the whole rendered matrix (rendering only, no nvcc): the GPU runner's instances
-(as .cu files and as one single header), the GPU tests' specs, specs/ and the benchmark's.  Each
-check names the file and line of its first findings."""
+template.  Over every file the golden test renders (the instance matrix as .cu files and as one
+single header, the GPU tests' specs), and specs/ and the benchmark's (rendering only, no nvcc).
+Each check names the file and line of its first findings."""
 
 import re
 import tomllib
@@ -12,31 +12,21 @@ import pytest
 from assocgen import emit
 from assocgen.spec import parse
 
-from .util import REPO, gpu_runner
+from .test_golden import generated
+from .util import REPO
 
-SPECS = [
-    "tests/gpu/transpose/spec.toml",
-    "tests/gpu/matmul/spec.toml",
-    "tests/gpu/nccl/spec.toml",
-    "tests/gpu/inputs/spec.toml",
-    "bench/spec.toml",
-    *sorted(str(p.relative_to(REPO)) for p in (REPO / "specs").glob("*.toml")),
-]
+# rendered beside the golden test's files
+SPECS = ["bench/spec.toml", *sorted(str(p.relative_to(REPO)) for p in (REPO / "specs").glob("*.toml"))]
 WIDTH = 120
 
 
 @cache
 def rendered() -> dict[str, str]:
-    """{'spec: file': text} over the matrix."""
-    run = gpu_runner()
-    sets = [("gpu runner", run.spec_dict(), run.PREFIX + ".h", False)]
-    sets.append(("gpu runner, single header", run.spec_dict(), run.PREFIX + ".h", True))
+    """{'group or spec: file': text} over the matrix."""
+    out = {f"{group}: {file}": text for group, files in generated().items() for file, text in files.items()}
     for path in SPECS:
-        sets.append((path, tomllib.loads((REPO / path).read_text()), None, False))
-    out = {}
-    for name, spec, header, single in sets:
-        for file, text in emit.render(parse(spec, name), header, single_header=single).items():
-            out[f"{name}: {file}"] = text
+        for file, text in emit.render(parse(tomllib.loads((REPO / path).read_text()), path)).items():
+            out[f"{path}: {file}"] = text
     return out
 
 
