@@ -1794,6 +1794,10 @@ extern "C" cudaError_t assoc_exscan_sum_i32(const int32_t *d_in, size_t n, int32
     const int32_t *init,
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
+    /* the workspace: at least what the size function asks for, though the shape for n may need less */
+    const size_t need = assoc_exscan_sum_i32_workspace_bytes(n);
+    if (need > 0 && (d_work == NULL || work_bytes < need))
+        return cudaErrorInvalidValue;
     if (n <= 8192)
         return ag_s0::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream);
     if (n <= 65536)

@@ -1789,6 +1789,10 @@ extern "C" size_t assoc_scan_sum_u32_workspace_bytes(size_t n)
 extern "C" cudaError_t assoc_scan_sum_u32(const uint32_t *d_in, size_t n, uint32_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
+    /* the workspace: at least what the size function asks for, though the shape for n may need less */
+    const size_t need = assoc_scan_sum_u32_workspace_bytes(n);
+    if (need > 0 && (d_work == NULL || work_bytes < need))
+        return cudaErrorInvalidValue;
     if (n <= 8192)
         return ag_s0::ag_scan(d_in, n, d_out, d_work, work_bytes, stream);
     if (n <= 65536)
