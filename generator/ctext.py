@@ -1,0 +1,30 @@
+"""The spec's C code read as tokens, for the checks that look at its text before a compiler does:
+comments and string and character literals are blanked first, so that a `return` or an `i` in a
+comment (or in a string) counts for nothing, and a member access (`.i`, `->i`) is not the name `i`.
+"""
+
+import re
+
+# a comment, or a string or character literal (with its escapes); the rest is code
+_NOT_CODE = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?", re.S)
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\.?\d(?:[eEpP][+-]|[\w.])*|->|\S")  # a name, a number, ...
+
+
+def code_only(text: str) -> str:
+    """`text` with its comments and literals blanked (a space each; newlines kept)."""
+    return _NOT_CODE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def names(text: str) -> list[str]:
+    """The identifiers of `text`'s code, in order (member names after `.` and `->` left out)."""
+    out, previous = [], ""
+    for tok in _TOKEN.findall(code_only(text)):
+        if (tok[0].isalpha() or tok[0] == "_") and previous not in (".", "->"):
+            out.append(tok)
+        previous = tok
+    return out
+
+
+def uses(text: str, name: str) -> bool:
+    """Whether the code of `text` names `name` (not in a comment or a literal, not as a member)."""
+    return name in names(text)
