@@ -16,13 +16,30 @@ def code_only(text: str) -> str:
 
 
 def names(text: str) -> list[str]:
-    """The identifiers of `text`'s code, in order (member names after `.` and `->` left out)."""
-    out, previous = [], ""
-    for tok in _TOKEN.findall(code_only(text)):
-        if (tok[0].isalpha() or tok[0] == "_") and previous not in (".", "->"):
-            out.append(tok)
-        previous = tok
+    """The identifiers of `text`'s code, in order; members left out: a name after `.` or `->`, and
+    one declared in a struct or union's braces (followed by `;`, `,`, `[` or `:`)."""
+    toks = _TOKEN.findall(code_only(text))
+    out, bodies, depth = [], [], 0  # bodies: the brace depths of the struct and union bodies open
+    for k, tok in enumerate(toks):
+        previous, following = toks[k - 1] if k else "", toks[k + 1] if k + 1 < len(toks) else ""
+        if tok == "{":
+            depth += 1
+            if "struct" in toks[max(0, k - 2) : k] or "union" in toks[max(0, k - 2) : k]:
+                bodies.append(depth)
+        elif tok == "}":
+            if bodies and bodies[-1] == depth:
+                bodies.pop()
+            depth -= 1
+        elif tok[0].isalpha() or tok[0] == "_":
+            declared = bool(bodies) and bodies[-1] == depth and following != "" and following in ";,[:"
+            if not (previous in (".", "->") or declared):
+                out.append(tok)
     return out
+
+
+def all_names(text: str) -> list[str]:
+    """Every identifier of `text`'s code, members too (a macro would replace any of them)."""
+    return [tok for tok in _TOKEN.findall(code_only(text)) if tok[0].isalpha() or tok[0] == "_"]
 
 
 def uses(text: str, name: str) -> bool:

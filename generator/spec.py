@@ -1078,25 +1078,30 @@ def _nccl_notes(top: _Table, nccl: bool, instances: Read) -> list[str]:
 # Names the generated code declares for itself: a user's C may not use them (a macro would replace it,
 # a declaration would clash); `assocgen_` names the probe's and the single header's own.
 _INTERNAL = re.compile(r"(?i:ag_)|assocgen_")
+# the header's macros, after PREFIX in capitals (templates/header.h.j2; _H: its include guard)
+HEADER_MACROS = ("_H", "_IMPLEMENTATION", "_IMPLEMENTATION_DONE", "_ASSOCGEN_VERSION", "_SPEC_DIGEST", "_TUNING")
 
 
 def _check_user_code(
     source: str, prefix: str, code: list[UserCode], user_types: list[CType], instances: Read, nccl: bool
 ) -> None:
     """No name of the user's C (and no user type's name) is one the generator declares: its own
-    (`ag_`, `AG_`), the header's functions, types and macros (`PREFIX_...` in capitals)."""
+    (`ag_`, `AG_`), the header's functions, types and macros."""
     declared = {ty.name for _, i in instances for ty in i.extra_types if ty not in user_types}
     declared |= {s for _, i in instances for s in _symbols(i, nccl)}
-    macros = prefix.upper() + "_"
+    macros = {prefix.upper() + m for m in HEADER_MACROS}
     for n, ty in enumerate(user_types):
-        if ty.name.startswith(macros):
-            raise SpecError(source, f"type[{n}].name", f"{ty.name!r} starts with {macros}, the header's macros' prefix")
+        if ty.name in macros:
+            raise SpecError(source, f"type[{n}].name", f"{ty.name!r} is a macro of the header")
     for c in code:
-        for name in dict.fromkeys(ctext.names(c.text)):
+        not_members = set(ctext.names(c.text))
+        for name in dict.fromkeys(ctext.all_names(c.text)):
             if _INTERNAL.match(name):
                 why = "starts with ag_ (any case) or assocgen_, the prefixes of the generated code's own names"
-            elif c.kind == "type" and (name in declared or name.startswith(macros)):
-                why = "is a name the header declares (a function, a type or a macro of the generated code)"
+            elif name in macros:
+                why = "is a macro of the header"
+            elif c.kind == "type" and name in declared and name in not_members:
+                why = "is a name the header declares (a function or a type of the generated code)"
             else:
                 continue
             raise SpecError(source, c.key, f"{name!r} {why}: give it another name")
