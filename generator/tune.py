@@ -356,8 +356,11 @@ def _measure(
     nvcc = [args.nvcc, "-O3", f"-arch={args.arch or arch}", "-I", str(work)]
     sources = sorted(p.name for p in work.glob("*.cu"))
     print(f"tune: building {len(sources) - len(plans)} candidates of {len(plans)} instances in {work}", file=sys.stderr)
-    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+    pool = ThreadPoolExecutor(args.jobs)
+    try:
         list(pool.map(lambda src: _build(nvcc, src, work), sources))
+    finally:  # a failed build or Ctrl-C: the builds not started are not started
+        pool.shutdown(cancel_futures=True)
     if args.build_only:
         for k, plan in enumerate(plans):
             _link(nvcc, k, plan, work)
