@@ -28,7 +28,7 @@ from assocgen import cli
 
 from .util import GCC_C_FLAGS, NVCC, WARNING, nvcc_compile_all
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "30"))  # valid specs, and as many mutations
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "30"))  # valid specs, and five times as many mutations
 COMPILES = int(os.environ.get("FUZZ_COMPILES", "2"))  # valid specs compiled (nvcc, gcc)
 SEED = os.environ.get("FUZZ_SEED")  # unset: derandomized (the same examples every run)
 SOURCES_A_COMPILE = 2  # the .cu files of a compiled spec that nvcc builds (the first and the last)
@@ -430,7 +430,7 @@ def test_every_valid_spec_generates(tmp_path_factory, spec):
     assert (d / "out" / f"{spec['prefix']}.h").is_file()
 
 
-@_settings(EXAMPLES)
+@_settings(5 * EXAMPLES)  # cheap: refused before anything is rendered
 @given(data=st.data(), spec=valid_spec())
 def test_every_mutation_of_a_valid_spec_is_one_error_line_and_writes_nothing(tmp_path_factory, data, spec):
     bad, what, changed = data.draw(mutation(spec))
@@ -481,7 +481,7 @@ def main(argv: list[str]) -> int:
     import argparse
 
     p = argparse.ArgumentParser(prog="python3 -m tests.cpu.test_fuzz_spec", description=__doc__.split("\n")[0])
-    p.add_argument("--examples", type=int, default=2000, help="valid specs drawn, and as many mutations")
+    p.add_argument("--examples", type=int, default=2000, help="valid specs drawn, and five times as many mutations")
     p.add_argument("--compiles", type=int, default=10, help="valid specs compiled with nvcc and gcc")
     p.add_argument("--seed", type=int, help="a seed (default: a new one each run, as Hypothesis does)")
     args = p.parse_args(argv)
