@@ -1093,6 +1093,9 @@ def _check_user_code(
     for n, ty in enumerate(user_types):
         if ty.name in macros:
             raise SpecError(source, f"type[{n}].name", f"{ty.name!r} is a macro of the header")
+    for t, inst in instances:
+        if any(symbol in macros for symbol in _symbols(inst, nccl)):
+            t.fail("name", f"{inst.public_name!r} is a macro of the header: give the function another name")
     for c in code:
         not_members = set(ctext.names(c.text))
         for name in dict.fromkeys(ctext.all_names(c.text)):

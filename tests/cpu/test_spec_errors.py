@@ -684,6 +684,7 @@ CASES = [
         r"macro",
         id="type_named_as_a_header_macro",
     ),
+    P(S(W(SUM, name="V_TUNING"), prefix="V"), FILE, "reduce[0].name", r"macro", id="function_named_as_a_macro"),
     P(
         S(SUM, types=[{"name": "pp", "size": 4, "c": "typedef float pp; typedef float v_reduce_sum_f32;"}]),
         FILE,
