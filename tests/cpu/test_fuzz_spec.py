@@ -129,6 +129,9 @@ def user_operator(draw, n, types):
 @st.composite
 def user_semiring(draw):
     sr = {"name": "srx", "type": "f32", "zero": "0.0f", "add": "fmaxf(x, y)", "mul": "a * b", "selective": True}
+    if draw(st.booleans()):  # A, B and C of their own types
+        del sr["type"]
+        sr.update(a="u8", b="f32", c="f32", mul="(float)a * b")
     if draw(st.booleans()):
         sr["step"] = "fmaxf(c, a * b)"
     if draw(st.booleans()):
@@ -209,8 +212,19 @@ def transpose_table(draw, types, ops, n):
     else:
         names = [ty["name"] for ty in types] + INTEGERS + FLOATS
         t = {"type": _one_or_list(draw, draw(st.lists(st.sampled_from(names), min_size=1, max_size=2, unique=True)))}
-        if draw(st.booleans()):
+        four_or_eight = all(
+            n in ("i32", "u32", "f32", "i64", "u64", "f64")
+            for n in (t["type"] if isinstance(t["type"], list) else [t["type"]])
+        )
+        choice = draw(
+            st.sampled_from(["default", "naive", "none", "pad", "tile"] if four_or_eight else ["default", "naive"])
+        )
+        if choice == "naive":
             t["naive"] = True
+        elif choice in ("none", "pad"):
+            t["remedy"] = choice
+        elif choice == "tile":
+            t.update(tile=32, rows=8)
     if not isinstance(t.get("type", []), list) and draw(st.booleans()):
         t["name"] = f"mine{n}"
     return t
@@ -230,7 +244,10 @@ def matmul_table(draw, semiring, n):
         t["layout"] = _one_or_list(draw, layouts)
     if draw(st.booleans()):
         t.update(block=[64, 64, 8], thread=[4, 4])
-    if draw(st.booleans()):
+    pipeline = draw(st.sampled_from([None, "registers", "async"]))
+    if pipeline == "async" and t.get("type") in ("f32", "f64", "i32"):
+        t.update(pipeline="async", stages=2)
+    elif pipeline == "registers":
         t["pipeline"] = "registers"
     if not isinstance(t.get("layout", []), list) and draw(st.booleans()):
         t["name"] = f"mine{n}"
@@ -470,7 +487,7 @@ def _compile(spec, d: Path) -> None:
 
 
 @pytest.mark.skipif(not Path(NVCC).exists() or COMPILES < 1, reason="needs nvcc")
-@_settings(COMPILES)
+@_settings(max(1, COMPILES))
 @given(spec=valid_spec(rich=True))
 def test_a_sample_of_valid_specs_compiles_without_a_warning(tmp_path_factory, spec):
     _compile(spec, _case_folder(tmp_path_factory))
