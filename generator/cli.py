@@ -207,7 +207,7 @@ def _generate(args: argparse.Namespace) -> int:
     note = "" if args.no_compile_check else probe.check(spec)
     for wrote in emit.write(targets, out, spec.prefix + ".h"):
         print(wrote)
-    for line in (tuning_note, note):
+    for line in (*spec.notes, tuning_note, note):
         if line:
             print(f"note: {line}", file=sys.stderr)
     return EXIT_OK

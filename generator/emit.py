@@ -20,7 +20,19 @@ from . import __version__, simplify, tuning
 from .ctypes_ import CType
 from .model import Heads, Primitive
 from .operators import Operator
-from .spec import Axis, Cols, Instance, Kernel, Matmul, Rows, Spec, SpecError, Transpose
+from .spec import (
+    NCCL_PRIMITIVES,
+    Axis,
+    Cols,
+    Instance,
+    Kernel,
+    Matmul,
+    Rows,
+    Spec,
+    SpecError,
+    Transpose,
+    not_across_ranks,
+)
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 # installed from a wheel, the templates are package data beside the modules; in the source tree
@@ -561,25 +573,16 @@ NCCL_TYPES = {
     "f32": "ncclFloat32",
     "f64": "ncclFloat64",
 }
-NCCL_PRIMITIVES = (Primitive.REDUCE, Primitive.SCAN, Primitive.EXSCAN)
 
 
 def _nccl_kind(spec: Spec, inst: Kernel) -> bool:
     return spec.nccl and isinstance(inst, Instance) and inst.primitive in NCCL_PRIMITIVES
 
 
-def _lift_reads_index(op: Operator) -> bool:
-    """A lift that reads the element's index (argmin's): a rank's part does not know where it
-    starts in the whole input, so such an operator is not offered across ranks."""
-    return re.search(r"\bi\b", op.lift) is not None
-
-
 def _nccl(spec: Spec, inst: Kernel) -> bool:
-    """Whether `inst` also gets its functions across the ranks of an NCCL communicator (not for
-    an operator of several inputs: across ranks, one array a rank)."""
-    return (
-        isinstance(inst, Instance) and _nccl_kind(spec, inst) and not _lift_reads_index(inst.op) and not inst.op.inputs
-    )
+    """Whether `inst` also gets its functions across the ranks of an NCCL communicator (spec.not_across_ranks
+    says why not)."""
+    return isinstance(inst, Instance) and _nccl_kind(spec, inst) and not not_across_ranks(inst)
 
 
 NCCL_WORK = (
@@ -861,8 +864,8 @@ def _render_header(
         row_scans=[d for d in decls if d["inst"].family == "rows" and d["inst"].kind != "reduce"],
         cols=[d for d in decls if d["inst"].family == "cols"],
         nccl=any(d["nccl"] for d in decls),
-        nccl_skipped=[i.public_name for i in nccl_kinds if _lift_reads_index(i.op)],
-        nccl_skipped_inputs=[i.public_name for i in nccl_kinds if i.op.inputs and not _lift_reads_index(i.op)],
+        nccl_skipped=[i.public_name for i in nccl_kinds if i.op.lift_reads_index],
+        nccl_skipped_inputs=[i.public_name for i in nccl_kinds if i.op.inputs and not i.op.lift_reads_index],
         public_types=public_types,
         guard=header.upper().replace(".", "_").replace("-", "_"),
         max_work=tuning.SLOT0 * 4 + tuning.MAX_GRID * max_words * 4,

@@ -16,6 +16,7 @@ operator's name.  A non-commutative operator is folded in input order, x[0] (+) 
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import ctext
 from .ctypes_ import BUILTIN_TYPES, CType, struct_type
 
 
@@ -52,6 +53,12 @@ class Operator:
     def lift_args(self) -> str:
         """The lift's element parameters' names: `x`, or `x0, x1`."""
         return ", ".join(f"x{k}" for k in range(len(self.inputs))) if self.inputs else "x"
+
+    @property
+    def lift_reads_index(self) -> bool:
+        """Whether the lift reads the element's index `i` (argmin's does): the name `i` in its code,
+        not in a comment or a literal, not a member (`r.i`, `p->i`)."""
+        return ctext.uses(self.lift, "i")
 
     @property
     def struct_types(self) -> list[CType]:

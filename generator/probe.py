@@ -3,10 +3,11 @@ spec key it came from instead of failing later inside nvcc on a generated file.
 
 Two small probes, each piece of the user's code behind a `#line 1 "KEY"` so that the compiler's
 first error names its key:
-  - C (the host's `cc`): the types as the C header declares them, and each identity as an
-    initializer of its type, which catches one with too many or too few fields;
+  - C (the host's `cc`): the types as the C header declares them (each name a typedef), and each
+    identity as an initializer of its type, which catches one with too many or too few fields;
   - CUDA (`nvcc -ptx`): the types, a sizeof check against each type's `size`, and each operator's
-    identity, combine and lift as the generated kernels define them.
+    identity, combine and lift as the generated kernels define them, every warning an error (one
+    in the user's code is reported as its error: a missing return, a narrowing, a result unused).
 Without a compiler the check is skipped and a note says so.
 """
 
@@ -22,9 +23,11 @@ from typing import NoReturn
 from .spec import Spec, SpecError
 
 _C_ERROR = re.compile(r"^(.+?):(\d+):(?:\d+:)? error: (.*)$", re.M)
-_NVCC_ERROR = re.compile(r"^(.+?)\((\d+)\): error: (.*)$", re.M)
+# an error, or a warning made one (`error #940-D: ...`: -Werror all-warnings)
+_NVCC_ERROR = re.compile(r"^(.+?)\((\d+)\): error(?: #\d+(?:-D)?)?: (.*)$", re.M)
 _HEAD = "#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n#include <math.h>\n"
 _AFTER = "assocgen-probe after "  # the probe's lines after a snippet: an error there is the snippet's
+_DEFINES = "assocgen-probe defines "  # a use of a type's name as a C type: an error there is the type's
 
 
 def _cuda_include() -> str:
@@ -42,9 +45,9 @@ def _at(key: str) -> str:
 
 def _c_probe(spec: Spec, include: str) -> str:
     parts = [_HEAD + ("#include <cuda_runtime_api.h>\n" if include else "")]
-    for code in spec.user_code:
-        if code.kind == "type":
-            parts.append(_at(code.key) + code.text + "\n" + _at(_AFTER + code.key))
+    for n, code in enumerate(c for c in spec.user_code if c.kind == "type"):
+        parts.append(_at(code.key) + code.text + "\n" + _at(_AFTER + code.key))
+        parts.append(_at(_DEFINES + code.key) + f"typedef {code.type.c} assocgen_probe_type_{n};\n")
     for n, code in enumerate(c for c in spec.user_code if c.kind == "identity"):
         init = code.text[: code.text.rindex("return")].strip()  # `T r = {...};`
         parts.append(
@@ -119,6 +122,9 @@ def _first_error(
         if where.startswith(_AFTER):  # reported at the line after a snippet (a missing `;`, say)
             where, line = where[len(_AFTER) :], 0
         message = re.sub(r"\s*\[-W[^\]]*\]$", "", m.group(3).strip())
+        message = re.sub(r' "assocgen_f\d+"', "", message)  # the probe's name for the user's function
+        if where.startswith(_DEFINES) and where[len(_DEFINES) :] in keys:  # the type's name is no C type
+            return where[len(_DEFINES) :], 1, f"does not typedef the type's name, as the C header needs ({message})"
         if where in keys and (accept is None or accept(where, message)):
             return where, line, message
     return None
@@ -174,7 +180,9 @@ def check(spec: Spec) -> str:
         skipped.append("no C compiler (cc) on the PATH: the types and identities were not compiled as C")
     nvcc = shutil.which("nvcc")
     if nvcc:
-        r, problem = _run([nvcc, "-ptx", "-arch=sm_90", "-std=c++17", "-o", "probe.ptx"], _cuda_probe(spec), "probe.cu")
+        # every warning an error: nvcc would warn of it (a missing return, a narrowing, a result unused) later
+        flags = ["-ptx", "-arch=sm_90", "-std=c++17", "-Werror", "all-warnings", "-o", "probe.ptx"]
+        r, problem = _run([nvcc, *flags], _cuda_probe(spec), "probe.cu")
         if r is None:
             skipped.append(f"nvcc could not check the operators' C code ({problem})")
         elif r.returncode != 0:

@@ -14,13 +14,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from . import tuning
+from . import ctext, tuning
 from .ctypes_ import BUILTIN_TYPES, CType, struct_type
 from .model import Heads, Primitive, ScanKind
 from .operators import BUILTIN_OPERATORS, INTEGERS, Operator, builtin, segmented
 from .semirings import BUILTIN_SEMIRINGS, Semiring, builtin_semiring
 
-IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # matched whole (fullmatch): no trailing newline
+# The longest name a user may give (a type, operator, semiring or instance name).  The longest file
+# a spec produces is PREFIX_exsegscan_OP_TYPE_by_u64.cu.tmp (written, then renamed to .cu), so with
+# a prefix of MAX_PREFIX: 32 + 23 + 2 x 64 + 7 = 190 bytes, within the file system's 255.
+MAX_NAME = 64
+MAX_PREFIX = 32
+NAME_LIMIT = 255  # bytes a file name may have (ext4, XFS, APFS, NTFS)
 MAX_INPUTS = 8  # input arrays an operator's lift may read
 ONE_INPUT = "several inputs are for [[reduce]], [[scan]], [[segscan]] and [[segreduce]], one only for"
 
@@ -259,6 +265,7 @@ class Spec:
     user_code: list["UserCode"] = field(default_factory=list)  # the C the spec brings, by key
     nccl: bool = False  # reduces and scans also across the ranks of an NCCL communicator
     tuning: str = ""  # where the shapes came from when a tuning file gave some (tunefile.Tuning.summary)
+    notes: list[str] = field(default_factory=list)  # what the spec asks for and does not get, and why
 
 
 @dataclass(frozen=True)
@@ -388,16 +395,26 @@ class _Table:
             self.fail(k, f"expected {want}, got {_kind(v)}")
         return v
 
-    def ident(self, k: str, required: bool = True) -> Any:
+    def ident(self, k: str, required: bool = True, limit: int = MAX_NAME) -> Any:
         v = self.get(k, "str", required=required)
-        if v is not None and not IDENT.match(v):
-            self.fail(k, f"{v!r} is not a C identifier")
+        problem = "" if v is None else ident_problem(v, limit)
+        if problem:
+            self.fail(k, problem)
         return v
 
     def no_other_keys(self, allowed: Iterable[str]) -> None:
         for k in self.data:
             if k not in allowed:
                 self.fail(k, f"unknown key (known: {', '.join(sorted(allowed))})")
+
+
+def ident_problem(v: str, limit: int = MAX_NAME) -> str:
+    """Why `v` cannot be a name (the whole string a C identifier of at most `limit` characters), or ''."""
+    if not IDENT.fullmatch(v):
+        return f"{v!r} is not a C identifier (letters, digits and '_', not starting with a digit)"
+    if len(v) > limit:
+        return f"{v[:20]}...: {len(v)} characters, more than {limit} (file names stay within {NAME_LIMIT} bytes)"
+    return ""
 
 
 def _kind(v: object) -> str:
@@ -433,8 +450,8 @@ def _body(t: _Table, expr_key: str, body_key: str, params: str) -> str:
         if not expr.strip():
             t.fail(expr_key, "is empty")
         return f"return {expr.strip()};"
-    if "return" not in body:
-        t.fail(body_key, "has no return statement")
+    if not ctext.uses(body, "return"):
+        t.fail(body_key, "has no return statement (outside comments)")
     return body.strip()
 
 
@@ -452,7 +469,7 @@ def _read_types(source: str, data: list[Any], types: dict[str, CType], code: lis
         if size < 1 or size > 1024:
             t.fail("size", f"{size} bytes is outside 1..1024")
         c = t.get("c", "str", required=True)
-        if not re.search(r"\b" + re.escape(name) + r"\b", c):
+        if not ctext.uses(c, name):
             t.fail("c", f"the C definition does not define {name!r}")
         ty = struct_type(name, name, size, c.strip())
         types[name] = ty
@@ -633,6 +650,12 @@ def _read_transposes(
                 known = ", ".join(user_ops) or "none in this spec"
                 t.fail("op", f"unknown operator {op_name!r}: a transpose maps through a [[operator]]'s lift ({known})")
             op = user_ops[op_name]
+            if op.lift == "return x;" and op.in_type == op.acc_type:
+                t.fail(
+                    "op",
+                    f"operator {op_name!r} has no lift (no input = ...): through it a transpose would move its"
+                    f" elements unchanged; for that give type = {op.acc_type.name!r} instead of op",
+                )
             if op.inputs:
                 t.fail("op", f"operator {op_name!r} reads {len(op.inputs)} input arrays: {ONE_INPUT} [[transpose]]")
             type_names = [op.acc_type.name]
@@ -940,23 +963,28 @@ def parse(
             "the spec asks for no kernel (add a [[reduce]], [[scan]], [[segscan]], [[segreduce]], "
             "[[transpose]], [[matmul]], [[rows]] or [[cols]] table, or --reduce / --scan)",
         )
-    _check_names(source, user_types, instances)
+    _check_names(source, user_types, instances, nccl)
+    _check_user_code(source, prefix, code, user_types, instances, nccl)
+    notes = _nccl_notes(top, nccl, instances)
     content = json.dumps([data, [list(e) for e in extra], prefix_override], sort_keys=True, default=str)
     digest = "sha256:" + hashlib.sha256(content.encode()).hexdigest()[:16]
-    return Spec(prefix, source, user_types, user_ops, [inst for _, inst in instances], digest, code, nccl)
+    kernels = [inst for _, inst in instances]
+    return Spec(prefix, source, user_types, user_ops, kernels, digest, code, nccl, notes=notes)
 
 
 def _prefix(top: _Table, prefix_override: str | None) -> str:
     """The symbol prefix: the command line's (--prefix) or the spec's, checked."""
     if prefix_override is not None:
-        if not IDENT.match(prefix_override):
-            raise SpecError("command line", "--prefix", f"{prefix_override!r} is not a C identifier")
+        if not IDENT.fullmatch(prefix_override):
+            raise SpecError("command line", "--prefix", ident_problem(prefix_override))
         prefix = prefix_override
     else:
-        prefix = top.ident("prefix", required=True)
+        prefix = top.get("prefix", "str", required=True)
+        if not IDENT.fullmatch(prefix):
+            top.fail("prefix", ident_problem(prefix))
     problem = ""
-    if prefix.startswith("__") or len(prefix) > 32:
-        problem = f"{prefix!r} should not start with '__' and has at most 32 characters"
+    if prefix.startswith("__") or len(prefix) > MAX_PREFIX:
+        problem = f"{prefix[:40]!r} should not start with '__' and has at most {MAX_PREFIX} characters"
     elif prefix in C_KEYWORDS:
         problem = f"{prefix!r} is a C or C++ keyword"
     elif prefix.lower() in SHADOWED_HEADERS:
@@ -993,7 +1021,7 @@ def _read_tables(
     return instances
 
 
-def _check_names(source: str, user_types: list[CType], instances: Read) -> None:
+def _check_names(source: str, user_types: list[CType], instances: Read, nccl: bool) -> None:
     """Every name the header declares, and which table asked for it: no two may be the same."""
     owner = {ty.name: f"type[{n}]" for n, ty in enumerate(user_types)}
     for t, inst in instances:
@@ -1005,12 +1033,81 @@ def _check_names(source: str, user_types: list[CType], instances: Read) -> None:
                     f"{ty.name!r} is also the type the generator declares for {t.where}",
                 )
             owner.setdefault(ty.name, "generated")
-        for symbol in inst.symbols:
+        for symbol in _symbols(inst, nccl):
             if symbol in owner:
                 if t.source == "command line" or owner[symbol].startswith("--"):
                     t.fail("", f"asks for {symbol}, which {owner[symbol]} already asks for: drop one of them")
                 t.fail("name", f"{symbol} is generated twice (also by {owner[symbol]}); give one of them a name")
             owner[symbol] = t.where
+
+
+NCCL_PRIMITIVES = (Primitive.REDUCE, Primitive.SCAN, Primitive.EXSCAN)  # what goes across ranks (nccl)
+
+
+def not_across_ranks(inst: Instance) -> str:
+    """Why a reduce or scan does not also go across the ranks of an NCCL communicator, or ''."""
+    if inst.op.lift_reads_index:
+        return f"operator {inst.op.name!r} has a lift that reads the index i, which a rank's part does not know"
+    if inst.op.inputs:
+        return f"operator {inst.op.name!r} reads {len(inst.op.inputs)} input arrays (across ranks, one array a rank)"
+    return ""
+
+
+def _symbols(inst: Kernel, nccl: bool) -> tuple[str, ...]:
+    """The C functions the header declares for `inst` (with nccl, those across ranks too)."""
+    if not (nccl and isinstance(inst, Instance) and inst.primitive in NCCL_PRIMITIVES and not not_across_ranks(inst)):
+        return inst.symbols
+    name = inst.public_name
+    across = ("_nccl_all", "_nccl_root") if inst.primitive == Primitive.REDUCE else ("_nccl",)
+    return (*inst.symbols, f"{name}_nccl_workspace_bytes", *(name + a for a in across))
+
+
+def _nccl_notes(top: _Table, nccl: bool, instances: Read) -> list[str]:
+    """nccl = true: a note for each reduce and scan that does not go across ranks; an error where none does."""
+    if not nccl:
+        return []
+    kinds = [i for _, i in instances if isinstance(i, Instance) and i.primitive in NCCL_PRIMITIVES]
+    left = [f"{i.public_name}: not across ranks (nccl): {not_across_ranks(i)}" for i in kinds if not_across_ranks(i)]
+    if not kinds:
+        top.fail("nccl", "true, but the spec has no [[reduce]] or [[scan]], the only instances that go across ranks")
+    if len(left) == len(kinds):
+        top.fail("nccl", "true, but no instance goes across ranks: " + "; ".join(left))
+    return left
+
+
+# Names the generated code declares for itself: a user's C may not use them (a macro would replace it,
+# a declaration would clash); `assocgen_` names the probe's and the single header's own.
+_INTERNAL = re.compile(r"(?i:ag_)|assocgen_")
+# the header's macros, after PREFIX in capitals (templates/header.h.j2; _H: its include guard)
+HEADER_MACROS = ("_H", "_IMPLEMENTATION", "_IMPLEMENTATION_DONE", "_ASSOCGEN_VERSION", "_SPEC_DIGEST", "_TUNING")
+
+
+def _check_user_code(
+    source: str, prefix: str, code: list[UserCode], user_types: list[CType], instances: Read, nccl: bool
+) -> None:
+    """No name of the user's C (and no user type's name) is one the generator declares: its own
+    (`ag_`, `AG_`), the header's functions, types and macros."""
+    declared = {ty.name for _, i in instances for ty in i.extra_types if ty not in user_types}
+    declared |= {s for _, i in instances for s in _symbols(i, nccl)}
+    macros = {prefix.upper() + m for m in HEADER_MACROS}
+    for n, ty in enumerate(user_types):
+        if ty.name in macros:
+            raise SpecError(source, f"type[{n}].name", f"{ty.name!r} is a macro of the header")
+    for t, inst in instances:
+        if any(symbol in macros for symbol in _symbols(inst, nccl)):
+            t.fail("name", f"{inst.public_name!r} is a macro of the header: give the function another name")
+    for c in code:
+        not_members = set(ctext.names(c.text))
+        for name in dict.fromkeys(ctext.all_names(c.text)):
+            if _INTERNAL.match(name):
+                why = "starts with ag_ (any case) or assocgen_, the prefixes of the generated code's own names"
+            elif name in macros:
+                why = "is a macro of the header"
+            elif c.kind == "type" and name in declared and name in not_members:
+                why = "is a name the header declares (a function or a type of the generated code)"
+            else:
+                continue
+            raise SpecError(source, c.key, f"{name!r} {why}: give it another name")
 
 
 def load(path: str | None, extra: Sequence[tuple[str, str]] = (), prefix_override: str | None = None) -> Spec:

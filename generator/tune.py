@@ -18,6 +18,7 @@ else (no nvcc, no GPU, a build that failed, a candidate that computed a wrong re
 import argparse
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -220,6 +221,9 @@ def tune(argv: list[str]) -> int:
         return EXIT_SPEC
     try:
         result = _measure_in_work(spec, chosen, sizes, args)
+    except KeyboardInterrupt:
+        print("error: interrupted (the temporary folder was removed; --work keeps one)", file=sys.stderr)
+        return EXIT_FAILED
     except TuneError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_FAILED
@@ -236,6 +240,8 @@ def _read(argv: list[str]) -> tuple[argparse.Namespace, Spec, list[int], list[In
         args = parser().parse_args(argv)
     except UsageError as e:
         raise SpecError("command line", "", str(e)) from None
+    if args.jobs < 1:
+        raise SpecError("command line", "--jobs", f"{args.jobs} is not a number of nvcc runs at once (1 or more)")
     spec = load(args.spec)
     sizes = _sizes(args.sizes) if args.sizes else (QUICK_SIZES if args.quick else SIZES)
     _check_out(args)
@@ -276,15 +282,21 @@ def _chosen(spec: Spec, args: argparse.Namespace) -> list[Instance]:
 
 
 def _measure_in_work(spec: Spec, chosen: list[Instance], sizes: list[int], args: argparse.Namespace) -> Measured:
-    """_measure in --work or a temporary folder, removed after unless tuning failed (its logs say why)."""
-    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="assocgen-tune-"))
-    failed = True
+    """_measure in --work (kept), or in a temporary folder, which is removed after, whether tuning
+    succeeded or failed (a failure's message then names no log in it), unless --build-only, whose
+    build is kept and named."""
+    if args.work:
+        Path(args.work).mkdir(parents=True, exist_ok=True)
+        return _measure(spec, chosen, sizes, QUICK_CHECKS if args.quick else CHECKS, args, Path(args.work))
+    work = Path(tempfile.mkdtemp(prefix="assocgen-tune-"))
+    keep = False
     try:
-        work.mkdir(parents=True, exist_ok=True)
         result = _measure(spec, chosen, sizes, QUICK_CHECKS if args.quick else CHECKS, args, work)
-        failed = False
+        keep = args.build_only
+    except TuneError as e:
+        raise TuneError(re.sub(r"; log: \S+", "; give --work DIR to keep the build's logs", str(e))) from None
     finally:
-        if not args.work and not failed:
+        if not keep:
             shutil.rmtree(work, ignore_errors=True)
     return result
 
@@ -344,12 +356,16 @@ def _measure(
     nvcc = [args.nvcc, "-O3", f"-arch={args.arch or arch}", "-I", str(work)]
     sources = sorted(p.name for p in work.glob("*.cu"))
     print(f"tune: building {len(sources) - len(plans)} candidates of {len(plans)} instances in {work}", file=sys.stderr)
-    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+    pool = ThreadPoolExecutor(args.jobs)
+    try:
         list(pool.map(lambda src: _build(nvcc, src, work), sources))
+    finally:  # a failed build or Ctrl-C: the builds not started are not started
+        pool.shutdown(cancel_futures=True)
     if args.build_only:
         for k, plan in enumerate(plans):
             _link(nvcc, k, plan, work)
         built = f"built {len(sources) - len(plans)} candidates and {len(plans)} measuring programs in {work}"
+        built += "" if args.work else " (kept: remove it when done)"
         return Measured(table=[built])
     result = Measured(gpu, arch)
     for k, plan in enumerate(plans):

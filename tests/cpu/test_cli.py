@@ -7,9 +7,12 @@ import ast
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -303,3 +306,82 @@ def test_an_installed_package_carries_every_template_folder():
         name = f"assocgen.templates.{folder.name}"
         assert name in conf["packages"], name
         assert conf["package-data"].get(name) == ["*.j2"], name
+
+
+# ---- assocgen tune: its command line, and its temporary folder on every way out
+
+TUNE_SPEC = {"prefix": "q", "reduce": [{"op": "sum", "type": "f32"}]}
+
+
+def _tune(tmp_path, *args, env=None):
+    """`assocgen tune` with TMPDIR on a folder of its own (returned, to see what is left there)."""
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir(exist_ok=True)
+    spec = write_spec(tmp_path / "q.toml", TUNE_SPEC)
+    cmd = [sys.executable, "-m", "assocgen", "tune", str(spec), "-o", str(tmp_path / "t.toml"), *map(str, args)]
+    r = subprocess.run(
+        cmd, cwd=REPO, capture_output=True, text=True, env={**os.environ, "TMPDIR": str(tmp)}, timeout=600
+    )
+    return r, tmp
+
+
+@pytest.mark.parametrize("jobs", ["-3", "0"])
+def test_tune_refuses_jobs_below_one_in_one_line(tmp_path, jobs):
+    r, tmp = _tune(tmp_path, "--jobs", jobs)
+    assert (
+        r.returncode == 2
+        and r.stderr == f"error: command line: --jobs: {jobs} is not a number of nvcc runs at once (1 or more)\n"
+    )
+    assert not list(tmp.iterdir())
+
+
+def test_tune_with_a_bad_nvcc_leaves_no_temporary_folder(tmp_path):
+    r, tmp = _tune(tmp_path, "--nvcc", tmp_path / "no-nvcc")
+    assert r.returncode == 1 and r.stderr.count("error: ") == 1 and "no-nvcc: not found" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not list(tmp.iterdir())
+    assert not (tmp_path / "t.toml").exists()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_tune_without_a_gpu_leaves_no_temporary_folder(tmp_path):
+    if shutil.which("nvidia-smi") and subprocess.run(["nvidia-smi"], capture_output=True).returncode == 0:
+        pytest.skip("this machine has a GPU")
+    r, tmp = _tune(tmp_path)
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error: ")]
+    assert r.returncode == 1 and len(errors) == 1 and "no GPU" in errors[0], r.stderr
+    assert not list(tmp.iterdir())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_tune_build_only_keeps_the_folder_it_names(tmp_path):
+    r, tmp = _tune(tmp_path, "--build-only", "--arch", "sm_90")
+    assert r.returncode == 0, r.stderr
+    m = re.search(r"measuring programs in (\S+) \(kept: remove it when done\)", r.stdout)
+    assert m and Path(m[1]).parent == tmp and (Path(m[1]) / "harness0").exists(), r.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_tune_interrupted_removes_its_temporary_folder(tmp_path):
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    spec = write_spec(tmp_path / "q.toml", TUNE_SPEC)
+    cmd = [sys.executable, "-m", "assocgen", "tune", str(spec), "--build-only", "--arch", "sm_90", "--jobs", "1"]
+    p = subprocess.Popen(
+        cmd,
+        cwd=REPO,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp)},
+    )
+    for _ in range(600):  # until its folder is there and a build has started
+        time.sleep(0.1)
+        if any(tmp.glob("*/*.build.log")) or any(tmp.glob("*/*.cu")):
+            break
+    time.sleep(1)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 1 and err.splitlines()[-1].startswith("error: interrupted"), err
+    assert "Traceback" not in err and not list(tmp.iterdir())

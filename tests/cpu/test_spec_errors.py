@@ -2,6 +2,7 @@
 stderr, no traceback, and nothing written."""
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -28,6 +29,18 @@ MAT3_OP = {
     "commutative": False,
     "combine_body": "mat3u r = a; (void)b; return r;",
 }
+F32_OP = {"name": "m", "type": "f32", "identity": "0.0f", "commutative": True, "combine": "a + b"}
+DOT_OP = {
+    "name": "dot",
+    "type": "f32",
+    "inputs": ["f32", "f32"],
+    "identity": "0.0f",
+    "commutative": True,
+    "combine": "a + b",
+    "lift": "x0 * x1",
+}
+U2_T = {"name": "u2", "size": 8, "c": "typedef struct { uint32_t a, b; } u2;"}
+U2_OP = {"name": "u", "type": "u2", "identity": "{1.5, 2}", "commutative": True, "combine": "{a.a + b.a, a.b + b.b}"}
 BIG_T = {"name": "big", "size": 100, "c": "typedef struct { unsigned char b[100]; } big;"}
 BIG_OP = {"name": "bigop", "type": "big", "identity": "{{0}}", "commutative": True, "combine": "a"}
 
@@ -647,6 +660,126 @@ CASES = [
         args=["--scan", "sum:f32:inclusive:exclusive"],
         id="cli_scan_two_kinds",
     ),
+    # ---- issue 43: names checked whole, and short enough for file names
+    P(S(SUM, prefix="v\n"), FILE, "prefix", r"identifier", id="prefix_ending_in_a_newline"),
+    P(S(SUM, prefix="\nv"), FILE, "prefix", r"identifier", id="prefix_starting_with_a_newline"),
+    P(S({"op": "m"}, ops=[W(F32_OP, name="m\n")]), FILE, "operator[0].name", r"identifier", id="op_name_newline"),
+    P(S(W(SUM, name="mine\n")), FILE, "reduce[0].name", r"identifier", id="instance_name_newline"),
+    P(S(SUM, types=[W(PAIR_T, name="pair\n")]), FILE, "type[0].name", r"identifier", id="type_name_newline"),
+    P(S(W(SUM, name="n" * 65)), FILE, "reduce[0].name", r"65 characters, more than 64", id="name_too_long"),
+    P(
+        S(SUM, types=[{"name": "t" * 65, "size": 4, "c": f"typedef float {'t' * 65};"}]),
+        FILE,
+        "type[0].name",
+        r"more than 64.*255",
+        id="type_name_too_long",
+    ),
+    P(S(SUM, prefix="p" * 33), FILE, "prefix", r"at most 32", id="prefix_too_long"),
+    P(S(SUM), CLI, "--prefix", r"identifier", args=["--prefix", "v\n"], id="cli_prefix_newline"),
+    # ---- issue 43: the generator's names are its own
+    P(
+        S(SUM, types=[{"name": "V_TUNING", "size": 4, "c": "typedef float V_TUNING;"}]),
+        FILE,
+        "type[0].name",
+        r"macro",
+        id="type_named_as_a_header_macro",
+    ),
+    P(S(W(SUM, name="V_TUNING"), prefix="V"), FILE, "reduce[0].name", r"macro", id="function_named_as_a_macro"),
+    P(
+        S(SUM, types=[{"name": "pp", "size": 4, "c": "typedef float pp; typedef float v_reduce_sum_f32;"}]),
+        FILE,
+        "type 'pp': c",
+        r"v_reduce_sum_f32.*header declares",
+        id="type_c_declares_a_public_function_name",
+    ),
+    P(
+        S(SUM, types=[{"name": "pp", "size": 4, "c": "typedef float pp; typedef pp ag_seg_f32;"}]),
+        FILE,
+        "type 'pp': c",
+        r"ag_seg_f32.*ag_",
+        id="type_c_declares_an_internal_name",
+    ),
+    P(
+        S({"op": "m"}, ops=[W(F32_OP, combine="ag_op_combine(a, b)")]),
+        FILE,
+        "operator 'm': combine",
+        r"ag_op_combine",
+        id="combine_uses_an_internal_name",
+    ),
+    P(
+        S({"op": "m"}, ops=[W(F32_OP, combine=None, combine_body="float V_H = a + b; return V_H;")]),
+        FILE,
+        "operator 'm': combine_body",
+        r"V_H.*macro",
+        id="combine_body_uses_the_header_guard",
+    ),
+    P(
+        S(SUM, {"op": "sum", "type": "f32", "name": "reduce_sum_f32_nccl_all"}, nccl=True),
+        FILE,
+        "reduce[1].name",
+        r"generated twice",
+        id="name_taken_by_a_function_across_ranks",
+    ),
+    # ---- issue 43: the wrong key no more
+    P(
+        S({"op": "padd"}, types=[W(PAIR_T, c="struct pair { float x, y; };")], ops=[PAIR_OP]),
+        FILE,
+        "type 'pair': c",
+        r"typedef",
+        id="type_that_is_not_a_typedef",
+    ),
+    # ---- issue 43: nothing dropped without a word
+    P(S({"op": "argmin", "type": "f32"}, nccl=True), FILE, "nccl", r"argmin.*index", id="nccl_with_nothing_across"),
+    P(
+        S({"op": "dot"}, ops=[DOT_OP], nccl=True),
+        FILE,
+        "nccl",
+        r"dot.*2 input arrays",
+        id="nccl_with_only_several_inputs",
+    ),
+    P(
+        {"prefix": "v", "nccl": True, "transpose": [{"type": "f32"}]},
+        FILE,
+        "nccl",
+        r"no \[\[reduce\]\]",
+        id="nccl_no_reduce",
+    ),
+    P(
+        {"prefix": "v", "operator": [F32_OP], "transpose": [{"op": "m"}]},
+        FILE,
+        "transpose[0].op",
+        r"no lift",
+        id="transpose_through_an_operator_without_a_lift",
+    ),
+    # ---- issue 43: the compile check takes warnings as errors
+    P(
+        S({"op": "m"}, ops=[W(F32_OP, combine=None, combine_body="if (a < b) return b;")]),
+        FILE,
+        "operator 'm': combine_body",
+        r"missing return",
+        id="combine_body_that_can_fall_off_its_end",
+    ),
+    P(
+        S({"op": "m"}, ops=[W(F32_OP, combine=None, combine_body="float r = a + b; /* return r; */")]),
+        FILE,
+        "operator[0].combine_body",
+        r"no return",
+        id="combine_body_return_in_a_comment",
+    ),
+    P(
+        S({"op": "m"}, ops=[W(F32_OP, combine=None, combine_body="a + b; // return a;\nreturn a;")]),
+        FILE,
+        "operator 'm': combine_body",
+        r"no effect",
+        id="combine_body_result_unused",
+    ),
+    P(
+        S({"op": "u"}, types=[U2_T], ops=[U2_OP]),
+        FILE,
+        "operator 'u': identity",
+        r"narrowing",
+        id="identity_narrowing",
+    ),
     P(S(SUM), CLI, "--prefix", r"9a", args=["--prefix", "9a"], id="cli_prefix_not_identifier"),
     P(S(SUM), CLI, "--prefix", r"__v", args=["--prefix", "__v"], id="cli_prefix_reserved"),
     P(NO_SPEC, CLI, "--prefix", r"missing|give", args=["--reduce", "sum:f32"], id="cli_no_spec_no_prefix"),
@@ -840,3 +973,63 @@ def test_every_block_size_has_a_default_tile(tmp_path, prim, block):
         table.append({"op": "sum", "type": "f32", "heads": "keys", "key": "i64", "block": block, "name": "k"})
     path = write_spec(tmp_path / "spec.toml", spec)
     gen_ok(path, "--list")
+
+
+# ---- issue 43: what is not offered is said, and what is offered is not lost
+
+
+def test_a_reduce_left_out_across_ranks_is_a_note_naming_it_and_why(tmp_path):
+    path = write_spec(tmp_path / "spec.toml", S({"op": ["argmin", "sum"], "type": "f32"}, nccl=True))
+    r = run_gen(path, "-o", tmp_path / "out", "--no-compile-check")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines() == [
+        "note: v_reduce_argmin_f32: not across ranks (nccl): operator 'argmin' has a lift that reads the index i,"
+        " which a rank's part does not know"
+    ]
+    assert "v_reduce_sum_f32_nccl_all(" in (tmp_path / "out" / "v.h").read_text()
+
+
+@pytest.mark.parametrize(
+    "lift_body",
+    [
+        "w r; r.i = x; return r.i;",  # a member named i
+        "w r; w *p = &r; p->i = x; return *p;",
+        "struct { float i; } q; q.i = x; w r; r.i = q.i; return r;",  # found by the spec fuzzer
+        "w r; r.i = x; /* not i */ return r; // i",
+    ],
+)
+def test_a_lift_that_names_a_member_i_still_goes_across_ranks(tmp_path, lift_body):
+    from assocgen.spec import not_across_ranks, parse
+
+    wt = {"name": "w", "size": 4, "c": "typedef struct { float i; } w;"}
+    op = {"name": "m", "type": "w", "input": "f32", "identity": "{0.0f}", "commutative": True}
+    op |= {"combine": "{a.i + b.i}", "lift_body": lift_body.replace("return r.i;", "return r;")}
+    spec = parse(S({"op": "m"}, types=[wt], ops=[op], nccl=True), "s.toml")
+    assert spec.notes == [] and not_across_ranks(spec.instances[0]) == ""
+
+
+def test_a_lift_that_reads_i_does_not_go_across_ranks():
+    from assocgen.spec import not_across_ranks, parse
+
+    op = {"name": "m", "type": "f64", "input": "f32", "identity": "0.0", "commutative": True, "combine": "a + b"}
+    spec = parse(S({"op": "m"}, SUM, ops=[op | {"lift": "(double)x * (double)i"}], nccl=True), "s.toml")
+    assert "reads the index i" in not_across_ranks(spec.instances[0])
+    assert spec.notes[0].startswith("v_reduce_m_f32: not across ranks (nccl)")
+
+
+def test_the_longest_names_keep_every_file_name_within_255_bytes(tmp_path):
+    """Every name at its longest (prefix 32, others 64): the longest file written, with the .tmp it
+    is written as first, stays within the file system's 255 bytes."""
+    t, o = "t" * 64, "o" * 64
+    spec = {
+        "prefix": "p" * 32,
+        "type": [{"name": t, "size": 4, "c": f"typedef float {t};"}],
+        "operator": [{"name": o, "type": t, "identity": "{0.0f}", "commutative": True, "combine": "a"}],
+        "segscan": [{"op": o, "kind": "exclusive", "heads": "keys", "key": "u64"}],
+        "rows": [{"op": o, "kind": "exclusive"}],
+        "reduce": [{"op": o, "name": "n" * 64}],
+    }
+    r = gen_ok(write_spec(tmp_path / "spec.toml", spec), "-o", tmp_path / "out", "--list-files")
+    names = [Path(line).name for line in r.stdout.splitlines()]
+    assert max(len((n + ".tmp").encode()) for n in names) <= 255
+    assert any(n.startswith("p" * 32 + "_exsegscan_") for n in names)
