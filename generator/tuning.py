@@ -543,10 +543,11 @@ TUNE_BLOCKS = (128, 256, 512, 1024)
 TUNE_THREAD_BYTES = {"reduce": (16, 32, 64, 128), "scan": (32, 64, 96, 128, 144)}
 
 
-def tune_candidates(inst: Instance) -> list[Instance]:
+def tune_candidates(inst: Instance, arch: Arch = TARGET) -> list[Instance]:
     """The shapes `assocgen tune` measures for `inst`: the built-in ones first (each shape of
     size_shapes, or the instance's own), then blocks of TUNE_BLOCKS threads by tiles of
-    TUNE_THREAD_BYTES bytes a thread, and the large-n shape asking the compiler for full occupancy.
+    TUNE_THREAD_BYTES bytes a thread, and the large-n shape asking the compiler for full occupancy
+    of `arch`'s SM (the GPU's).
     Instances whose shape fits (items_problem), without repeats; of the added ones, none that would
     load unstaged (_unstaged)."""
     base = replace(inst, shapes=(), sized=False)
@@ -558,8 +559,7 @@ def tune_candidates(inst: Instance) -> list[Instance]:
         for nbytes in TUNE_THREAD_BYTES[inst.family]:
             items = max(1, nbytes // size)
             out.append(replace(base, block=block, items=items, blocks_per_sm=0))
-    full = TARGET.threads_per_sm // base.block
-    out.append(replace(base, blocks_per_sm=min(full, TARGET.blocks_per_sm)))
+    out.append(replace(base, blocks_per_sm=fit_blocks(arch, base.block, arch.blocks_per_sm)))
     seen, kept = set(), []
     for k, s in enumerate(out):
         key = (s.block, s.items, s.blocks_per_sm)
