@@ -154,3 +154,14 @@ def test_minimum_blocks_differ_by_architecture_where_the_sm_does():
     assert tuning.scan_shape(inst).min_blocks == tuning.at_target(tuple(runs.items())) == runs[900]
     assert runs[750] < runs[860] < runs[900]
     assert re.fullmatch(r"sm_\d+", tuning.TARGET.name)
+
+
+def test_tune_candidates_ask_the_tuned_gpus_full_sm():
+    """`assocgen tune` on any GPU: its full-occupancy candidate is that GPU's SM's (ARCHS by the
+    architecture the GPU reports), sm_90's where the table does not know it."""
+    spec = specs.parse({"prefix": "q", "scan": [{"op": "sum", "type": "f32"}]}, "s.toml")
+    (inst,) = spec.instances
+    for arch, full in (("sm_90", 8), ("sm_86", 6), ("sm_75", 4)):
+        asked = {c.blocks_per_sm for c in tuning.tune_candidates(inst, tuning.ARCHS[arch])}
+        assert full in asked and not {b for b in asked if b > full}, (arch, asked)
+    assert tuning.tune_candidates(inst) == tuning.tune_candidates(inst, tuning.TARGET)
