@@ -90,7 +90,7 @@ def by_arch(rule: Callable[[Arch], int]) -> ByArch:
     """`rule` for every architecture of ARCHS, as the generated `#if __CUDA_ARCH__ >=` chain reads
     it: the runs of consecutive architectures that agree, newest first, each by its lowest
     __CUDA_ARCH__ (one entry, and no chain, where all agree).  A newer architecture than the table
-    knows takes the newest run's value; the host's compile, the oldest's."""
+    knows takes the newest run's value (and so does the host's compile, which ignores it)."""
     runs: list[tuple[int, int]] = []
     for a in sorted(ARCHS.values(), key=lambda a: a.cuda_arch):
         value = rule(a)

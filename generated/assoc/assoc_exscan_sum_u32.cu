@@ -369,7 +369,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 }
 
 /* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
-#if __CUDA_ARCH__ >= 1100
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 5
 #elif __CUDA_ARCH__ >= 900
 #define AG_SCAN_MIN_BLOCKS 8
@@ -731,7 +731,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 }
 
 /* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
-#if __CUDA_ARCH__ >= 1100
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 6
 #elif __CUDA_ARCH__ >= 900
 #define AG_SCAN_MIN_BLOCKS 8
@@ -1097,7 +1097,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 }
 
 /* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
-#if __CUDA_ARCH__ >= 1100
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 5
 #elif __CUDA_ARCH__ >= 900
 #define AG_SCAN_MIN_BLOCKS 11
@@ -1470,7 +1470,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 }
 
 /* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
-#if __CUDA_ARCH__ >= 1100
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 2
 #elif __CUDA_ARCH__ >= 900
 #define AG_SCAN_MIN_BLOCKS 6

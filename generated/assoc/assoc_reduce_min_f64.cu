@@ -139,7 +139,7 @@ static __device__ __forceinline__ double ag_grid_fold(const unsigned int *work,
 }
 
 /* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
-#if __CUDA_ARCH__ >= 1100
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_REDUCE_MIN_BLOCKS 3
 #elif __CUDA_ARCH__ >= 900
 #define AG_REDUCE_MIN_BLOCKS 4

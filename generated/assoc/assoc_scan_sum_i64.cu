@@ -316,7 +316,7 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 }
 
 /* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
-#if __CUDA_ARCH__ >= 1100
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 2
 #elif __CUDA_ARCH__ >= 900
 #define AG_SCAN_MIN_BLOCKS 6

@@ -165,7 +165,9 @@ def at_arch(src: str, cuda_arch: int = 900) -> str:
     value: dict[str, str] = {}
     lines = iter(src.splitlines(keepends=True))
     for line in lines:
-        if not line.startswith("#if __CUDA_ARCH__ >= ") or not out[-1].startswith("/* resident blocks an SM"):
+        if not line.startswith("#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= ") or not out[-1].startswith(
+            "/* resident blocks an SM"
+        ):
             for name, v in value.items():
                 line = line.replace(f", {name})", f", {v})")
             out.append(line)
