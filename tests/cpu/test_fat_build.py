@@ -12,7 +12,7 @@ bytes, naive), and a matrix multiply through registers and through cp.async.
 The scan family (scans, segmented scans, the segmented reduce by offsets, the scan along rows; not
 the reduce by key) does not build for sm_75 until its path without cp.async lands: its sm_75
 build is apart and a strict xfail, so that it fails loudly once it builds.  Two nvcc processes at
-once: about 4 minutes on two cores (nvcc 13.0), hence `slow`.
+once: 5 minutes on two busy cores (3 CPU-minutes, nvcc 13.0), hence `slow`.
 """
 
 import re
