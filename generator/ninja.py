@@ -4,8 +4,9 @@ source, and an archive `lib<prefix>.a`, with a phony target `assocgen-<prefix>`.
 
 The file is meant for `subninja` (or `include`: its rule names carry the prefix), and reads two
 variables of the file that includes it: `nvcc` (the compiler) and `nvflags` (its flags, e.g.
--O3 -arch=sm_90).  A change to the spec or to the generator reruns the generator, which rewrites
-only the files whose bytes change.
+-O3 -arch=sm_90, or for several GPUs in one library a -gencode an architecture: FAT_EXAMPLE
+below).  A change to the spec or to the generator reruns the generator, which rewrites only the
+files whose bytes change.
 """
 
 import argparse
@@ -15,6 +16,12 @@ from pathlib import Path
 from . import __version__
 from .emit import generator_files
 from .spec import Spec
+
+# nvflags' architectures for one library that runs on Turing to Hopper and, through sm_90's PTX, later GPUs
+FAT_EXAMPLE = (
+    "-gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80 "
+    "-gencode arch=compute_90,code=[sm_90,compute_90]"
+)
 
 
 def _path(p: str | Path, relative: bool = False) -> str:
@@ -70,7 +77,8 @@ def fragment(spec: Spec, args: argparse.Namespace, targets: dict[Path, str], pat
     lines = [
         f"# {path.name}: Ninja build edges for the kernels of {p}.h, written by assocgen {__version__}; do not",
         "# edit (the generator rewrites it when the spec or the generator changes).",
-        "# Use: define `nvcc` and `nvflags` (e.g. -O3 -arch=sm_90), then `subninja " + path.as_posix() + "`;",
+        "# Use: define `nvcc` and `nvflags` (e.g. -O3 -arch=sm_90; for several GPUs, a -gencode each:",
+        f"# -O3 {FAT_EXAMPLE}), then `subninja " + path.as_posix() + "`;",
         f"# build `assocgen-{p}`" + (f" for lib{p}.a." if sources else f" for {header.name} (a single header)."),
         "",
         f"rule assocgen_{p}_gen",

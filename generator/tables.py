@@ -17,21 +17,55 @@ class Arch:
     """What an architecture's SM holds: the limits that shapes are fitted to."""
 
     name: str
-    smem_per_sm: int  # bytes of shared memory an SM
+    smem_per_sm: int  # bytes of shared memory an SM (the largest carveout)
+    smem_per_block: int  # bytes of shared memory a block may take at most (dynamic, opted in)
     threads_per_sm: int
-    regs_per_sm: int  # 32-bit registers an SM
     blocks_per_sm: int  # resident blocks an SM at most
+    regs_per_sm: int = 65536  # 32-bit registers an SM (64 K on every architecture here)
+
+    @property
+    def cuda_arch(self) -> int:
+        """The architecture's __CUDA_ARCH__ (sm_86: 860)."""
+        return int(self.name[3:]) * 10
 
 
+# Every real architecture nvcc 13.0 builds for (`nvcc --list-gpu-code`).  Shared memory: the CUDA C
+# Programming Guide's table of compute capabilities (an SM; a block, opted in; a block's static
+# shared memory is 48 KiB at most everywhere).  Threads and blocks an SM: the same table, checked
+# against ptxas 13.0, which warns that __launch_bounds__' minimum blocks is out of range past them
+# (tests/cpu/test_archs.py asks it again).  Unsure (not in the Guide we read, or new): sm_88's,
+# sm_110's and sm_121's shared memory, taken as the smaller of their neighbours' (100 KiB), which
+# only lowers the occupancy asked of the compiler.
 ARCHS: dict[str, Arch] = {
     a.name: a
     for a in (
-        # the CUDA C Programming Guide's limits for compute capability 8.0 (A100)
-        Arch("sm_80", smem_per_sm=164 * 1024, threads_per_sm=2048, regs_per_sm=65536, blocks_per_sm=32),
-        # ... and for 9.0 (H100)
-        Arch("sm_90", smem_per_sm=228 * 1024, threads_per_sm=2048, regs_per_sm=65536, blocks_per_sm=32),
+        # 7.5 (Turing: T4, RTX 20xx, GTX 16xx): 64 KiB an SM and a block, 1024 threads, 16 blocks
+        Arch("sm_75", smem_per_sm=64 * 1024, smem_per_block=64 * 1024, threads_per_sm=1024, blocks_per_sm=16),
+        # 8.0 (A100): 164 KiB an SM, 163 a block, 2048 threads, 32 blocks
+        Arch("sm_80", smem_per_sm=164 * 1024, smem_per_block=163 * 1024, threads_per_sm=2048, blocks_per_sm=32),
+        # 8.6 (RTX 30xx, A10, A40): 100 KiB an SM, 99 a block, 1536 threads, 16 blocks
+        Arch("sm_86", smem_per_sm=100 * 1024, smem_per_block=99 * 1024, threads_per_sm=1536, blocks_per_sm=16),
+        # 8.7 (Jetson Orin): 164 KiB an SM, 163 a block, 1536 threads, 16 blocks
+        Arch("sm_87", smem_per_sm=164 * 1024, smem_per_block=163 * 1024, threads_per_sm=1536, blocks_per_sm=16),
+        # 8.8: threads and blocks from ptxas 13.0 (as 8.6); shared memory unsure: 8.6's
+        Arch("sm_88", smem_per_sm=100 * 1024, smem_per_block=99 * 1024, threads_per_sm=1536, blocks_per_sm=16),
+        # 8.9 (L4, L40, RTX 40xx): 100 KiB an SM, 99 a block, 1536 threads, 24 blocks
+        Arch("sm_89", smem_per_sm=100 * 1024, smem_per_block=99 * 1024, threads_per_sm=1536, blocks_per_sm=24),
+        # 9.0 (H100, H200): 228 KiB an SM, 227 a block, 2048 threads, 32 blocks
+        Arch("sm_90", smem_per_sm=228 * 1024, smem_per_block=227 * 1024, threads_per_sm=2048, blocks_per_sm=32),
+        # 10.0 (B200): as 9.0
+        Arch("sm_100", smem_per_sm=228 * 1024, smem_per_block=227 * 1024, threads_per_sm=2048, blocks_per_sm=32),
+        # 10.3 (B300): as 10.0
+        Arch("sm_103", smem_per_sm=228 * 1024, smem_per_block=227 * 1024, threads_per_sm=2048, blocks_per_sm=32),
+        # 11.0 (Jetson Thor): threads and blocks from ptxas 13.0 (1536, 24); shared memory unsure: 100 KiB
+        Arch("sm_110", smem_per_sm=100 * 1024, smem_per_block=99 * 1024, threads_per_sm=1536, blocks_per_sm=24),
+        # 12.0 (RTX 50xx, RTX PRO 6000): 100 KiB an SM, 99 a block, 1536 threads, 24 blocks
+        Arch("sm_120", smem_per_sm=100 * 1024, smem_per_block=99 * 1024, threads_per_sm=1536, blocks_per_sm=24),
+        # 12.1 (DGX Spark): threads and blocks from ptxas 13.0 (as 12.0); shared memory unsure: 12.0's
+        Arch("sm_121", smem_per_sm=100 * 1024, smem_per_block=99 * 1024, threads_per_sm=1536, blocks_per_sm=24),
     )
 }
+STATIC_SMEM_PER_BLOCK = 48 * 1024  # static shared memory a block may declare, on every architecture
 TARGET = ARCHS["sm_90"]  # the architecture the shapes are chosen for
 
 

@@ -351,8 +351,9 @@ def _measure(
     spec: Spec, chosen: list[Instance], sizes: list[int], checks: list[int], args: argparse.Namespace, work: Path
 ) -> Measured:
     """Build, check and time every instance's candidates; pick each one's shapes."""
-    plans = _write_sources(spec, chosen, work)
     gpu, arch = ("", "") if args.build_only else _query_gpu(args.nvcc, work)
+    # the candidates for the GPU's SM (a GPU newer than the table: TARGET's)
+    plans = _write_sources(spec, chosen, work, tuning.ARCHS.get(args.arch or arch, tuning.TARGET))
     nvcc = [args.nvcc, "-O3", f"-arch={args.arch or arch}", "-I", str(work)]
     sources = sorted(p.name for p in work.glob("*.cu"))
     print(f"tune: building {len(sources) - len(plans)} candidates of {len(plans)} instances in {work}", file=sys.stderr)
@@ -380,13 +381,13 @@ def _measure(
     return result
 
 
-def _write_sources(spec: Spec, chosen: list[Instance], work: Path) -> list[Plan]:
+def _write_sources(spec: Spec, chosen: list[Instance], work: Path, arch: tuning.Arch) -> list[Plan]:
     """Every instance's candidates as public functions of one spec, rendered into `work`, and a
     measuring program an instance (harnessK.cu)."""
     plans = []
     instances: list[Kernel] = []
     for k, inst in enumerate(chosen):
-        cands = tuning.tune_candidates(inst)
+        cands = tuning.tune_candidates(inst, arch)
         pubs = [f"{spec.prefix}_tune{k}_{j}" for j in range(len(cands))]
         instances += [replace(c, public_name=p) for c, p in zip(cands, pubs, strict=True)]
         plans.append(Plan(inst, cands, pubs))

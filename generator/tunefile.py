@@ -215,8 +215,8 @@ def check_gpu(t: Tuning, gpu: str = "") -> None:
     """A tuning for another GPU than the one named (or an architecture the generator does not
     know) is foreign."""
     m = re.fullmatch(r"sm_(\d+)", t.arch)
-    if not m or int(m[1]) < 80:
-        _fail(t.path, "arch", f"{t.arch!r} is not an architecture the kernels run on (sm_80 or newer, e.g. sm_90)")
+    if not m or int(m[1]) < 75:
+        _fail(t.path, "arch", f"{t.arch!r} is not an architecture the kernels run on (sm_75 or newer, e.g. sm_90)")
     if gpu and gpu.strip() != t.gpu:
         _fail(t.path, "gpu", f"measured on {t.gpu!r}, not on {gpu.strip()!r}: run `assocgen tune` on that GPU")
 

@@ -11,7 +11,7 @@ with the results file that chose it; the experiments: bench/notes/tuning.md), re
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -79,6 +79,34 @@ MAX_GRID = 2048  # bound on a reduce's blocks a launch (its workspace is sized f
 # across ranks) leave it past it, so no call finds another's data in a counter
 SLOT0 = 64
 WARP_STEPS = (1, 2, 4, 8, 16)  # shuffle distances of a warp's fold or scan
+
+
+# ---- architectures: the occupancy asked of the compiler, by __CUDA_ARCH__
+
+ByArch = tuple[tuple[int, int], ...]  # ((lowest __CUDA_ARCH__ of a run of architectures, value), ...)
+
+
+def by_arch(rule: Callable[[Arch], int]) -> ByArch:
+    """`rule` for every architecture of ARCHS, as the generated `#if __CUDA_ARCH__ >=` chain reads
+    it: the runs of consecutive architectures that agree, newest first, each by its lowest
+    __CUDA_ARCH__ (one entry, and no chain, where all agree).  A newer architecture than the table
+    knows takes the newest run's value (and so does the host's compile, which ignores it)."""
+    runs: list[tuple[int, int]] = []
+    for a in sorted(ARCHS.values(), key=lambda a: a.cuda_arch):
+        value = rule(a)
+        if not runs or runs[-1][1] != value:
+            runs.append((a.cuda_arch, value))
+    return tuple(reversed(runs))
+
+
+def fit_blocks(arch: Arch, block: int, asked: int) -> int:
+    """`asked` resident blocks of `block` threads an SM, but no more than `arch`'s SM holds."""
+    return min(asked, arch.blocks_per_sm, arch.threads_per_sm // block)
+
+
+def at_target(values: ByArch) -> int:
+    """The value for TARGET (the architecture the shapes are chosen for) of a by_arch table."""
+    return next(v for at, v in values if at <= TARGET.cuda_arch)
 
 
 # ---- tiles: what a thread holds
@@ -187,9 +215,10 @@ class ReduceShape:
     words: int  # 16-byte words a lane's items span (0: element by element)
     per_word: int  # elements a 16-byte word (striped)
     stage: int  # 16-byte chunks a warp turns its words through shared memory (0: none)
-    min_blocks: int  # resident blocks an SM asked of the compiler
+    min_blocks: int  # resident blocks an SM asked of the compiler (TARGET's)
     pdl_max_bytes: int  # launches with PDL up to this many input bytes
     fold_apart: bool  # captured into a graph, a fold kernel folds the blocks' totals (no ticket)
+    min_blocks_by_arch: ByArch = ()  # ... by architecture (by_arch)
 
 
 def reduce_shape(inst: Instance) -> ReduceShape:
@@ -209,7 +238,10 @@ def reduce_shape(inst: Instance) -> ReduceShape:
     # Ask the compiler for at least half the SM's threads (unless the spec says): with no minimum,
     # ptxas aims at full occupancy's 32 registers and, to stay there, issues the second half of a
     # lane's 16-byte loads only after the first half is folded, a second memory round trip a tile
-    min_blocks = inst.blocks_per_sm or max(1, TARGET.threads_per_sm // 2 // inst.block)
+    # (the spec's blocks_per_sm, or the host's cap where the SM holds fewer)
+    min_blocks = by_arch(
+        lambda a: fit_blocks(a, inst.block, inst.blocks_per_sm or max(1, a.threads_per_sm // 2 // inst.block))
+    )
     # PDL on small inputs, where the launch is a large part of the call: the commutative reduce
     # lets the next kernel in at its start, the ordered one once its blocks have folded their runs
     # (bench/notes/tuning.md, "Programmatic dependent launch")
@@ -224,9 +256,10 @@ def reduce_shape(inst: Instance) -> ReduceShape:
         vec,
         per_vec,
         stage,
-        min_blocks,
+        at_target(min_blocks),
         pdl_max,
         REDUCE_FOLD_APART,
+        min_blocks,
     )
 
 
@@ -248,7 +281,7 @@ class SegmentSpans:
     max_n: int
     shifts: tuple[SpanShift, ...]  # up to n, the average counts 2^shift times
     long_rounds: int
-    min_blocks: int  # a group kernel's resident blocks an SM asked of the compiler (0: its choice)
+    min_blocks: int  # a group kernel's resident blocks an SM asked of the compiler (0: its choice; TARGET's)
     block: int  # a group kernel's threads
     split_n: int  # past this many elements, segments longer than `chunk` are split across blocks (0: never, no code)
     chunk: int  # elements a chunk of the split (a power of two)
@@ -261,6 +294,7 @@ class SegmentSpans:
     # up to this many elements a group kernel lets the next kernel in only as it ends (0: never; max_n: always)
     wait_n: int
     block_wait_n: int  # ... a block kernel (but the block of one warp, and where its blocks prefetch)
+    min_blocks_by_arch: ByArch = ()  # min_blocks by architecture (by_arch)
 
     def long(self, lanes: int) -> int:
         """Elements past which a group of `lanes` lanes leaves its segment to the block."""
@@ -323,6 +357,7 @@ class ScanShape:
     seg_spans: SegmentSpans | None = None  # segments by offsets: a group or a block a segment, by average length
     by_block_min: int = 0  # a one-pass scan: tiles in blockIdx order from this many (where all fit at once)
     early_min: int = 0  # ... and from this many, blockIdx order with the tiles loaded early (0: never)
+    min_blocks_by_arch: ByArch = ()  # min_blocks by architecture (by_arch; TARGET's is min_blocks)
 
     @property
     def tile(self) -> int:
@@ -348,7 +383,7 @@ def scan_shape(inst: Instance) -> ScanShape:
     if not resident and stage * 16 * warps > STAGE_LIMIT - tile_smem:
         vin = vout = vflag = vkey = stage = 0
     chunk = size // math.gcd(size, 16)
-    min_blocks = _scan_min_blocks(inst, resident, stage)
+    min_blocks = by_arch(lambda a: _scan_min_blocks(inst, resident, stage, a))
     pad = stage != 32 * vin
     # a warp's run of results, laid out in shared memory as in global memory (no pad), is stored
     # by one bulk copy (TMA, sm_90); not for accumulators wider than 8 bytes, which spilled
@@ -368,7 +403,7 @@ def scan_shape(inst: Instance) -> ScanShape:
         chunk,
         chunk * 16 // size,
         bulk_store,
-        inst.blocks_per_sm or min_blocks,
+        at_target(min_blocks),
         # programmatic dependent launch; for segments by offsets only on small inputs
         pdl=True,
         pdl_max_bytes=SEGMENT_PDL_MAX_BYTES if inst.heads == Heads.OFFSETS else 0,
@@ -376,30 +411,32 @@ def scan_shape(inst: Instance) -> ScanShape:
         seg_spans=segment_spans(op) if inst.heads == Heads.OFFSETS else None,
         by_block_min=BY_BLOCK_MIN_TILES,
         early_min=min(EARLY_MIN_TILES, BY_BLOCK_MIN_TILES) if resident and inst.heads != Heads.OFFSETS else 0,
+        min_blocks_by_arch=min_blocks,
     )
 
 
-def _scan_min_blocks(inst: Instance, resident: bool, stage: int) -> int:
-    """Resident blocks an SM to ask of the compiler for a scan tile (0: its choice)."""
+def _scan_min_blocks(inst: Instance, resident: bool, stage: int, arch: Arch) -> int:
+    """Resident blocks an SM of `arch` to ask of the compiler for a scan tile (0: its choice)."""
     warps, acc = inst.block // 32, inst.tile_op.acc_type
+    if inst.blocks_per_sm:  # the spec's (or a tuning file's), where the SM holds that many
+        return fit_blocks(arch, inst.block, inst.blocks_per_sm)
     if resident:
         # as many blocks as shared memory holds (1 KB a block is the system's), leaving each thread
         # registers for a few accumulators, and keyed or by offsets for its keys or 64-bit bounds
         smem = warps * stage * 16 + 2 * warps * acc.size + 64
         regs = 24 + 4 * acc.words + (8 if inst.heads in (Heads.KEYS, Heads.OFFSETS) else 0)
         return min(
-            TARGET.blocks_per_sm,
-            TARGET.threads_per_sm // inst.block,
-            TARGET.smem_per_sm // (smem + 1024),
-            TARGET.regs_per_sm // (inst.block * regs),
+            fit_blocks(arch, inst.block, arch.blocks_per_sm),
+            arch.smem_per_sm // (smem + 1024),
+            arch.regs_per_sm // (inst.block * regs),
         )
     if acc.words > 2:  # wide totals would spill under a register cap: the compiler chooses
         return 0
     # narrow totals: 3/4 of the SM's threads (hides the look-back's latency), but no more blocks
     # than leave a thread registers for its items and their head bits past 24 of its own
     held = 24 + inst.items * (acc.words + (1 if inst.heads else 0))
-    min_blocks = min(TARGET.blocks_per_sm, TARGET.threads_per_sm * 3 // 4 // inst.block)
-    return max(1, min(min_blocks, TARGET.regs_per_sm // (inst.block * held)))
+    min_blocks = fit_blocks(arch, inst.block, arch.threads_per_sm * 3 // 4 // inst.block)
+    return max(1, min(min_blocks, arch.regs_per_sm // (inst.block * held)))
 
 
 def segment_spans(op: Operator) -> SegmentSpans | None:
@@ -411,6 +448,10 @@ def segment_spans(op: Operator) -> SegmentSpans | None:
     vec = 16 // size if size in (1, 2, 4, 8) else 1
     unroll = max(1, min(8, SEGMENT_SPAN_BYTES // (vec * size)))
     _check_span_tables()
+    # a full SM for 4-byte accumulators: left to itself, ptxas took 38 registers (6 blocks an
+    # SM), and with a cap of 32 it spills nothing; 8-byte ones spill 8-16 bytes at 32, so 6
+    most = {1: 64, 2: 6}.get(op.acc_type.words, 0)
+    min_blocks = by_arch(lambda a: fit_blocks(a, SEGMENT_SPAN_BLOCK, most))
     # a power of two, and never shorter than what a group leaves to its block (a longer segment a
     # group folded would go unmarked); 128 KiB of elements where that is longer
     longest = SEGMENT_SPAN_LONG * unroll * SEGMENT_SPAN_LANES[-1].lanes * vec
@@ -423,9 +464,7 @@ def segment_spans(op: Operator) -> SegmentSpans | None:
         max_n=SEGMENT_SPAN_MAX_N,
         shifts=SEGMENT_SPAN_SHIFTS,
         long_rounds=SEGMENT_SPAN_LONG,
-        # a full SM for 4-byte accumulators: left to itself, ptxas took 38 registers (6 blocks an
-        # SM), and with a cap of 32 it spills nothing; 8-byte ones spill 8-16 bytes at 32, so 6
-        min_blocks={1: TARGET.threads_per_sm // SEGMENT_SPAN_BLOCK, 2: 6}.get(op.acc_type.words, 0),
+        min_blocks=at_target(min_blocks),
         block=SEGMENT_SPAN_BLOCK,
         split_n=SEGMENT_SPAN_SPLIT_N,
         chunk=chunk,
@@ -437,6 +476,7 @@ def segment_spans(op: Operator) -> SegmentSpans | None:
         prefetch_blocks=SEGMENT_SPAN_PREFETCH_BLOCKS,
         wait_n=SEGMENT_SPAN_WAIT_N.groups,
         block_wait_n=SEGMENT_SPAN_WAIT_N.blocks,
+        min_blocks_by_arch=min_blocks,
     )
 
 
@@ -503,10 +543,11 @@ TUNE_BLOCKS = (128, 256, 512, 1024)
 TUNE_THREAD_BYTES = {"reduce": (16, 32, 64, 128), "scan": (32, 64, 96, 128, 144)}
 
 
-def tune_candidates(inst: Instance) -> list[Instance]:
+def tune_candidates(inst: Instance, arch: Arch = TARGET) -> list[Instance]:
     """The shapes `assocgen tune` measures for `inst`: the built-in ones first (each shape of
     size_shapes, or the instance's own), then blocks of TUNE_BLOCKS threads by tiles of
-    TUNE_THREAD_BYTES bytes a thread, and the large-n shape asking the compiler for full occupancy.
+    TUNE_THREAD_BYTES bytes a thread, and the large-n shape asking the compiler for full occupancy
+    of `arch`'s SM (the GPU's).
     Instances whose shape fits (items_problem), without repeats; of the added ones, none that would
     load unstaged (_unstaged)."""
     base = replace(inst, shapes=(), sized=False)
@@ -518,8 +559,7 @@ def tune_candidates(inst: Instance) -> list[Instance]:
         for nbytes in TUNE_THREAD_BYTES[inst.family]:
             items = max(1, nbytes // size)
             out.append(replace(base, block=block, items=items, blocks_per_sm=0))
-    full = TARGET.threads_per_sm // base.block
-    out.append(replace(base, blocks_per_sm=min(full, TARGET.blocks_per_sm)))
+    out.append(replace(base, blocks_per_sm=fit_blocks(arch, base.block, arch.blocks_per_sm)))
     seen, kept = set(), []
     for k, s in enumerate(out):
         key = (s.block, s.items, s.blocks_per_sm)

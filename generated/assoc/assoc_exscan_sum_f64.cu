@@ -315,7 +315,23 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 #endif
 }
 
-static __global__ void __launch_bounds__(256, 6)
+/* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
+#define AG_SCAN_MIN_BLOCKS 2
+#elif __CUDA_ARCH__ >= 900
+#define AG_SCAN_MIN_BLOCKS 6
+#elif __CUDA_ARCH__ >= 880
+#define AG_SCAN_MIN_BLOCKS 2
+#elif __CUDA_ARCH__ >= 870
+#define AG_SCAN_MIN_BLOCKS 4
+#elif __CUDA_ARCH__ >= 860
+#define AG_SCAN_MIN_BLOCKS 2
+#elif __CUDA_ARCH__ >= 800
+#define AG_SCAN_MIN_BLOCKS 4
+#else
+#define AG_SCAN_MIN_BLOCKS 1
+#endif
+static __global__ void __launch_bounds__(256, AG_SCAN_MIN_BLOCKS)
 assoc_k_exscan_sum_f64_b256_t18(const double *in, size_t n, double *out, double init,
     unsigned int *work, unsigned int n_tiles, int by_block, int aligned16)
 {

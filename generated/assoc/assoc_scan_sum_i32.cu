@@ -387,7 +387,23 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
     }
 }
 
-static __global__ void __launch_bounds__(256, 8)
+/* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
+#define AG_SCAN_MIN_BLOCKS 5
+#elif __CUDA_ARCH__ >= 900
+#define AG_SCAN_MIN_BLOCKS 8
+#elif __CUDA_ARCH__ >= 880
+#define AG_SCAN_MIN_BLOCKS 5
+#elif __CUDA_ARCH__ >= 870
+#define AG_SCAN_MIN_BLOCKS 6
+#elif __CUDA_ARCH__ >= 860
+#define AG_SCAN_MIN_BLOCKS 5
+#elif __CUDA_ARCH__ >= 800
+#define AG_SCAN_MIN_BLOCKS 8
+#else
+#define AG_SCAN_MIN_BLOCKS 3
+#endif
+static __global__ void __launch_bounds__(256, AG_SCAN_MIN_BLOCKS)
 assoc_k_scan_sum_i32_b256_t16(const int32_t *in, size_t n, int32_t *out, int32_t init,
     unsigned int *work, unsigned int n_tiles, int by_block, int aligned16)
 {
@@ -668,6 +684,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
 }
 
 }  /* namespace ag_s0 */
+#undef AG_SCAN_MIN_BLOCKS
 #undef AG_TILE
 
 /* 256 x 8: the scan family's kernel and launch (assoc_k_scan_sum_i32_b256_t8) */
@@ -745,7 +762,19 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
     }
 }
 
-static __global__ void __launch_bounds__(256, 8)
+/* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
+#define AG_SCAN_MIN_BLOCKS 6
+#elif __CUDA_ARCH__ >= 900
+#define AG_SCAN_MIN_BLOCKS 8
+#elif __CUDA_ARCH__ >= 860
+#define AG_SCAN_MIN_BLOCKS 6
+#elif __CUDA_ARCH__ >= 800
+#define AG_SCAN_MIN_BLOCKS 8
+#else
+#define AG_SCAN_MIN_BLOCKS 4
+#endif
+static __global__ void __launch_bounds__(256, AG_SCAN_MIN_BLOCKS)
 assoc_k_scan_sum_i32_b256_t8(const int32_t *in, size_t n, int32_t *out, int32_t init,
     unsigned int *work, unsigned int n_tiles, int by_block, int aligned16)
 {
@@ -1026,6 +1055,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
 }
 
 }  /* namespace ag_s1 */
+#undef AG_SCAN_MIN_BLOCKS
 #undef AG_TILE
 
 /* 128 x 36: the scan family's kernel and launch (assoc_k_scan_sum_i32_b128_t36) */
@@ -1111,7 +1141,23 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 #endif
 }
 
-static __global__ void __launch_bounds__(128, 11)
+/* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
+#define AG_SCAN_MIN_BLOCKS 5
+#elif __CUDA_ARCH__ >= 900
+#define AG_SCAN_MIN_BLOCKS 11
+#elif __CUDA_ARCH__ >= 880
+#define AG_SCAN_MIN_BLOCKS 5
+#elif __CUDA_ARCH__ >= 870
+#define AG_SCAN_MIN_BLOCKS 8
+#elif __CUDA_ARCH__ >= 860
+#define AG_SCAN_MIN_BLOCKS 5
+#elif __CUDA_ARCH__ >= 800
+#define AG_SCAN_MIN_BLOCKS 8
+#else
+#define AG_SCAN_MIN_BLOCKS 3
+#endif
+static __global__ void __launch_bounds__(128, AG_SCAN_MIN_BLOCKS)
 assoc_k_scan_sum_i32_b128_t36(const int32_t *in, size_t n, int32_t *out, int32_t init,
     unsigned int *work, unsigned int n_tiles, int by_block, int aligned16)
 {
@@ -1392,6 +1438,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
 }
 
 }  /* namespace ag_s2 */
+#undef AG_SCAN_MIN_BLOCKS
 #undef AG_TILE
 
 /* 256 x 36: the scan family's kernel and launch (assoc_k_scan_sum_i32_b256_t36) */
@@ -1480,7 +1527,23 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 #endif
 }
 
-static __global__ void __launch_bounds__(256, 6)
+/* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
+#define AG_SCAN_MIN_BLOCKS 2
+#elif __CUDA_ARCH__ >= 900
+#define AG_SCAN_MIN_BLOCKS 6
+#elif __CUDA_ARCH__ >= 880
+#define AG_SCAN_MIN_BLOCKS 2
+#elif __CUDA_ARCH__ >= 870
+#define AG_SCAN_MIN_BLOCKS 4
+#elif __CUDA_ARCH__ >= 860
+#define AG_SCAN_MIN_BLOCKS 2
+#elif __CUDA_ARCH__ >= 800
+#define AG_SCAN_MIN_BLOCKS 4
+#else
+#define AG_SCAN_MIN_BLOCKS 1
+#endif
+static __global__ void __launch_bounds__(256, AG_SCAN_MIN_BLOCKS)
 assoc_k_scan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32_t init,
     unsigned int *work, unsigned int n_tiles, int by_block, int aligned16)
 {
@@ -1761,6 +1824,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
 }
 
 }  /* namespace ag_s3 */
+#undef AG_SCAN_MIN_BLOCKS
 #undef AG_TILE
 #undef AG_GROUP
 #undef AG_HEADER_WORDS

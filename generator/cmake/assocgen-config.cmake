@@ -4,7 +4,8 @@
 #   assocgen_add_library(kernels SPEC spec.toml)
 #   target_link_libraries(app PRIVATE kernels)
 #
-# assocgen_add_library(<target> SPEC <file> [PREFIX <prefix>] [SINGLE_HEADER] [OUTPUT_DIR <dir>])
+# assocgen_add_library(<target> SPEC <file> [PREFIX <prefix>] [SINGLE_HEADER] [OUTPUT_DIR <dir>]
+#                      [ARCHITECTURES <arch>...])
 #
 #   Generates the kernels of the spec <file> (relative: to the current source folder) at build
 #   time into <dir> (relative: to the current binary folder; default
@@ -19,10 +20,12 @@
 #   generator's own files (`assocgen --print-deps`: templates, modules) are build dependencies of
 #   the generation step.  A mistake in the spec stops the configure with the generator's message.
 #
-#   The library gets CUDA_STANDARD 17, and CUDA_ARCHITECTURES 90 unless the project chose
-#   architectures (CMAKE_CUDA_ARCHITECTURES set by the project or on the command line, or the
-#   CUDAARCHS environment variable): the kernels need sm_80 or newer.  Set the target's
-#   CUDA_ARCHITECTURES property after the call to choose others.
+#   The library gets CUDA_STANDARD 17, and the CUDA_ARCHITECTURES given (a list, as CMake spells
+#   them: ARCHITECTURES 75 80 90 builds one fat library with code and PTX for each, and
+#   75-real 80-real 90 only 90's PTX), else the project's (CMAKE_CUDA_ARCHITECTURES, or the CUDAARCHS environment
+#   variable, else the compiler's default).  Every architecture from sm_75 runs every kernel;
+#   the sm_90 paths (bulk copies, programmatic dependent launch) only where code for sm_90 or
+#   newer is built.
 #
 #   Target properties for the caller: ASSOCGEN_HEADER (the header's path), ASSOCGEN_OUTPUT_DIR,
 #   ASSOCGEN_PREFIX, ASSOCGEN_SPEC, ASSOCGEN_SOURCES (the generated .cu files; in SINGLE_HEADER
@@ -157,50 +160,15 @@ function(_assocgen_query out_var target)
 endfunction()
 
 
-# Sets <out_var> to 90 when the project did not choose CUDA architectures, else to "" (keep
-# CMake's CMAKE_CUDA_ARCHITECTURES).  The kernels need sm_80 or newer, and CMake's default is
-# the compiler's (sm_75 for CUDA 13).  Chosen: a normal variable CMAKE_CUDA_ARCHITECTURES (set in
-# the project), the CUDAARCHS environment variable, or a cache entry that is not CMake's detected
-# default: CMake writes that one with the help string "CUDA architectures"; its value is
-# remembered on first sight, so a later -DCMAKE_CUDA_ARCHITECTURES=... counts as chosen.
-function(_assocgen_default_architectures out_var)
-  set(${out_var} "" PARENT_SCOPE)
-  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-    set(${out_var} 90 PARENT_SCOPE)       # policy CMP0104 OLD: no architectures at all
-    return()
-  endif()
-  if(NOT "$ENV{CUDAARCHS}" STREQUAL "" OR NOT DEFINED CACHE{CMAKE_CUDA_ARCHITECTURES} OR
-     NOT "${CMAKE_CUDA_ARCHITECTURES}" STREQUAL "$CACHE{CMAKE_CUDA_ARCHITECTURES}")
-    return()
-  endif()
-  set(value "$CACHE{CMAKE_CUDA_ARCHITECTURES}")
-  if(DEFINED CMAKE_CUDA_ARCHITECTURES_DEFAULT)            # newer CMake records its default
-    set(default "${CMAKE_CUDA_ARCHITECTURES_DEFAULT}")
-  elseif(DEFINED CACHE{_ASSOCGEN_CUDA_ARCHITECTURES_DEFAULT})
-    set(default "$CACHE{_ASSOCGEN_CUDA_ARCHITECTURES_DEFAULT}")
-  else()
-    get_property(help CACHE CMAKE_CUDA_ARCHITECTURES PROPERTY HELPSTRING)
-    set(default "")
-    if(help STREQUAL "CUDA architectures")
-      set(default "${value}")
-    endif()
-    set(_ASSOCGEN_CUDA_ARCHITECTURES_DEFAULT "${default}" CACHE INTERNAL
-        "CMake's detected CMAKE_CUDA_ARCHITECTURES (empty: the project chose them)")
-  endif()
-  if(NOT default STREQUAL "" AND value STREQUAL default)
-    set(${out_var} 90 PARENT_SCOPE)
-  endif()
-endfunction()
-
-
 function(assocgen_add_library target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "SINGLE_HEADER" "SPEC;PREFIX;OUTPUT_DIR" "")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "SINGLE_HEADER" "SPEC;PREFIX;OUTPUT_DIR" "ARCHITECTURES")
   set(where "assocgen_add_library(${target})")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "${where}: unknown arguments: ${arg_UNPARSED_ARGUMENTS}\n"
-                        "Usage: assocgen_add_library(<target> SPEC <file> [PREFIX <prefix>] [SINGLE_HEADER] [OUTPUT_DIR <dir>])")
+                        "Usage: assocgen_add_library(<target> SPEC <file> [PREFIX <prefix>] [SINGLE_HEADER] [OUTPUT_DIR <dir>] "
+                        "[ARCHITECTURES <arch>...])")
   endif()
-  foreach(key IN ITEMS SPEC PREFIX OUTPUT_DIR)
+  foreach(key IN ITEMS SPEC PREFIX OUTPUT_DIR ARCHITECTURES)
     if(key IN_LIST arg_KEYWORDS_MISSING_VALUES)
       message(FATAL_ERROR "${where}: ${key} needs a value")
     endif()
@@ -321,16 +289,7 @@ function(assocgen_add_library target)
     ASSOCGEN_SPEC "${spec}"
     ASSOCGEN_SOURCES "${sources}")
 
-  _assocgen_default_architectures(arch)
-  if(arch)
-    set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES ${arch})
-  else()
-    foreach(a IN LISTS CMAKE_CUDA_ARCHITECTURES)
-      if(a MATCHES "^([0-9]+)" AND CMAKE_MATCH_1 LESS 80)
-        message(WARNING "${where}: CMAKE_CUDA_ARCHITECTURES (${CMAKE_CUDA_ARCHITECTURES}) has ${a}: the "
-                        "scans need sm_80 or newer (cp.async), and ptxas will reject them for it")
-        break()
-      endif()
-    endforeach()
+  if(arg_ARCHITECTURES)
+    set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${arg_ARCHITECTURES}")
   endif()
 endfunction()

@@ -2,7 +2,7 @@
 
 tests/cpu/cmake_project is a C99 program that finds assocgen with find_package and links two
 libraries generated at build time from one spec (one .cu file an instance, and a single header
-under another prefix).  Built with CMake + Ninja and nvcc (sm_90, nothing runs): the program
+under another prefix).  Built with CMake + Ninja and nvcc (sm_80 and sm_90, nothing runs): the program
 links; a second build does no work; a touched spec regenerates but compiles nothing; a spec that
 gains an instance re-configures and the new function is in the library; a bad spec stops the
 configure with the generator's one-line message.
@@ -95,7 +95,7 @@ def built(tools, tmp_path_factory):
     root = tmp_path_factory.mktemp("cmake")
     src, bld = root / "src", root / "build"
     shutil.copytree(PROJECT, src)
-    configure(src, bld, tools, f"-DASSOCGEN_COMMAND={GEN_COMMAND}")
+    configure(src, bld, tools, f"-DASSOCGEN_COMMAND={GEN_COMMAND}", "-DCMAKE_CUDA_ARCHITECTURES=90")
     out = build(bld)
     return src, bld, out
 
@@ -124,14 +124,22 @@ def test_project_builds_and_links_both_libraries(built):
     assert not list((bld / "assocgen" / "cs_kernels").glob("cs_reduce*.cu"))
 
 
-def test_default_architecture_is_sm90(built):
-    _, bld, _ = built
+def _nvcc_lines(bld: Path) -> list[str]:
     r = subprocess.run(["ninja", "-C", str(bld), "-t", "commands"], capture_output=True, text=True, timeout=60)
     nvcc_lines = [line for line in r.stdout.splitlines() if line.startswith(NVCC) and " -c " in line]
     assert nvcc_lines, r.stdout
-    for line in nvcc_lines:
-        assert re.search(r"arch=compute_90\b", line), line
+    return nvcc_lines
+
+
+def test_architectures_given_or_the_projects(built):
+    _, bld, _ = built
+    for line in _nvcc_lines(bld):
         assert "-std=c++17" in line, line
+        if "/cm_kernels/" in line:  # ARCHITECTURES 80-real 90: one fat object
+            assert re.search(r"arch=compute_80,code=\[?sm_80\b", line), line
+            assert re.search(r"arch=compute_90,code=\[compute_90,sm_90\]", line), line
+        else:  # the project's CMAKE_CUDA_ARCHITECTURES
+            assert re.search(r"arch=compute_90\b", line) and "compute_80" not in line, line
 
 
 def test_second_build_does_no_work(built):
@@ -166,9 +174,8 @@ def test_chosen_architecture_is_kept(built):
     # runs last of the `built` tests: it re-configures the build folder
     _, bld, _ = built
     cmake("-DCMAKE_CUDA_ARCHITECTURES=80", bld)
-    r = subprocess.run(["ninja", "-C", str(bld), "-t", "commands"], capture_output=True, text=True, timeout=60)
-    nvcc_lines = [line for line in r.stdout.splitlines() if line.startswith(NVCC) and " -c " in line]
-    assert nvcc_lines and all(re.search(r"arch=compute_80\b", line) for line in nvcc_lines), r.stdout
+    cs = [line for line in _nvcc_lines(bld) if "/cm_kernels/" not in line]
+    assert cs and all(re.search(r"arch=compute_80\b", line) for line in cs), cs
 
 
 def test_bad_spec_stops_the_configure(tools, tmp_path):

@@ -12,6 +12,8 @@ from types import SimpleNamespace
 from assocgen import emit, tuning
 from assocgen.spec import parse
 
+from .util import at_arch
+
 
 def _render(*segreduces, **top):
     spec = parse({"prefix": "q", "segreduce": list(segreduces), **top}, "s.toml")
@@ -20,7 +22,7 @@ def _render(*segreduces, **top):
 
 def _flat(src: str) -> str:
     """`src` with argument lists and kernel heads that were wrapped at 120 columns on one line."""
-    src = re.sub(r",\n\s+", ", ", src)
+    src = re.sub(r",\n\s+", ", ", at_arch(src))
     return re.sub(r"(__launch_bounds__\([^()]*\))\n", r"\1 ", src)
 
 

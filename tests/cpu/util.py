@@ -155,3 +155,29 @@ def nvcc_problems(files: dict, tmp_path: Path) -> tuple:
         (tmp_path / name).write_text(text)
     results = nvcc_compile_all(sorted(tmp_path.glob("*.cu")), tmp_path)
     return len(results), [f"{cu}: {r.stderr}" for cu, r in results.items() if r.returncode or WARNING.search(r.stderr)]
+
+
+def at_arch(src: str, cuda_arch: int = 900) -> str:
+    """`src` as the compiler for `cuda_arch` reads the occupancy asked of it: each `#if __CUDA_ARCH__`
+    chain of a kernel's minimum blocks (templates/common/launch.cuh.j2) dropped, with its comment,
+    and its macro's value for that architecture written where __launch_bounds__ names it."""
+    out: list[str] = []
+    value: dict[str, str] = {}
+    lines = iter(src.splitlines(keepends=True))
+    for line in lines:
+        if not line.startswith("#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= ") or not out[-1].startswith(
+            "/* resident blocks an SM"
+        ):
+            for name, v in value.items():
+                line = line.replace(f", {name})", f", {v})")
+            out.append(line)
+            continue
+        out.pop()  # the chain's comment
+        taken, cond = False, line
+        while not cond.startswith("#endif"):
+            _, name, v = next(lines).split()
+            at = re.search(r"\d+", cond)
+            if not taken and (at is None or cuda_arch >= int(at.group())):
+                value[name], taken = v, True
+            cond = next(lines)
+    return "".join(out)
