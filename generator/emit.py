@@ -123,10 +123,11 @@ def _inputs(op: Operator, words_of: Callable[[CType], int]) -> Context:
     )
 
 
-def _in_params(op: Operator) -> "tuple[Param, ...]":
-    """The public function's input pointers: d_in, or d_in0, d_in1, ... for several."""
+def _in_params(op: Operator, extent: str = "n") -> "tuple[Param, ...]":
+    """The public function's input pointers: d_in, or d_in0, d_in1, ... for several, each of
+    `extent` elements."""
     several = bool(op.inputs)
-    return tuple(Param(f"const {t.c} *", f"d_in{k if several else ''}") for k, t in enumerate(op.in_types))
+    return tuple(Param(f"const {t.c} *", f"d_in{k if several else ''}", extent) for k, t in enumerate(op.in_types))
 
 
 def reduce_context(inst: Instance) -> Context:
@@ -151,10 +152,16 @@ def reduce_context(inst: Instance) -> Context:
 
 @dataclass(frozen=True)
 class Param:
-    """One C parameter: its type as C spells it before the name, and the name."""
+    """One C parameter: its type as C spells it before the name, and the name.  A public
+    function's array also has its `extent`, the elements a call may touch as a C expression of
+    the other parameters (the argument checks: alignment, bytes within the address space, no
+    overlap); an output that may be an input of its type element for element (in place) has
+    `in_place`: "", or the C condition under which it may not (pitches that differ)."""
 
     type: str
     name: str
+    extent: str = ""
+    in_place: str | None = None
 
     def __str__(self) -> str:
         return f"{self.type}{'' if self.type.endswith('*') else ' '}{self.name}"
@@ -180,6 +187,55 @@ class Signature:
         """The arguments of a call, the workspace's size as `bytes` (the header's example)."""
         return ", ".join("bytes" if p.name == "work_bytes" else p.name for p in self.params)
 
+    @property
+    def arrays(self) -> list["Array"]:
+        """The arrays the argument checks cover, in order."""
+        return [Array.of(p) for p in self.params if p.extent]
+
+    def overlaps(self, work: bool) -> list[str]:
+        """The argument checks' overlaps as C conditions: each pair of arrays one of which is
+        written (an output in place of an input of its type allowed), then the workspace (`work`)
+        against each array."""
+        arrays, pairs = self.arrays, []
+        for i, a in enumerate(arrays):
+            for b in arrays[i + 1 :]:
+                w, r = (a, b) if a.writes else (b, a)
+                if not w.writes:
+                    continue
+                overlap = f"ag_overlap({w.name}, {w.bytes}, {r.name}, {r.bytes})"
+                if w.in_place is not None and not r.writes and r.c == w.c:  # in place: the same array
+                    unless = f"{w.name} != {r.name}" + (f" || {w.in_place}" if w.in_place else "")
+                    overlap = f"({overlap} && {f'({unless})' if w.in_place else unless})"
+                pairs.append(overlap)
+        return pairs + [f"ag_overlap(d_work, work_bytes, {a.name}, {a.bytes})" for a in arrays if work]
+
+
+@dataclass(frozen=True)
+class Array:
+    """A public function's array as its argument checks see it: the pointer, its element type,
+    whether that type may be misaligned at all (1-byte types cannot), the elements a call may
+    touch, whether the call writes it, and Param.in_place."""
+
+    name: str
+    c: str
+    aligned: bool
+    extent: str
+    writes: bool
+    in_place: str | None
+
+    @property
+    def bytes(self) -> str:
+        """The local that holds its bytes: d_in -> in_bytes."""
+        return self.name.removeprefix("d_") + "_bytes"
+
+    @staticmethod
+    def of(p: Param) -> "Array":
+        c = p.type.removeprefix("const ").removesuffix("*").strip()
+        return Array(p.name, c, c not in ONE_BYTE, p.extent, not p.type.startswith("const "), p.in_place)
+
+
+ONE_BYTE = ("int8_t", "uint8_t", "char", "unsigned char", "signed char")
+
 
 def _params(params: Sequence[Param]) -> str:
     """Kernel parameters, each followed by ', '."""
@@ -195,7 +251,7 @@ def _reduce_signature(inst: Instance) -> Signature:
     op = inst.op
     return Signature(
         (
-            (*_in_params(op), Param("size_t", "n"), Param(f"{op.out_type.c} *", "d_out")),
+            (*_in_params(op), Param("size_t", "n"), Param(f"{op.out_type.c} *", "d_out", "1")),
             WORKSPACE,
         )
     )
@@ -239,9 +295,9 @@ def _segreduce_params(inst: Instance) -> ScanParams:
             (
                 *_in_params(inst.op),
                 Param("size_t", "n"),
-                Param(f"const {Idx} *", "d_offsets"),
+                Param(f"const {Idx} *", "d_offsets", "n_segments + 1"),
                 Param("size_t", "n_segments"),
-                Param(f"{Out} *", "d_out"),
+                Param(f"{Out} *", "d_out", "n_segments"),
             ),
             WORKSPACE,
         )
@@ -259,12 +315,12 @@ def _by_key_params(inst: Instance) -> ScanParams:
         (
             (
                 *_in_params(inst.op),
-                Param(f"const {Idx} *", "d_keys"),
+                Param(f"const {Idx} *", "d_keys", "n"),
                 Param("size_t", "n"),
-                Param(f"{Out} *", "d_out"),
-                Param(f"{Idx} *", "d_unique_keys"),
+                Param(f"{Out} *", "d_out", "n"),
+                Param(f"{Idx} *", "d_unique_keys", "n"),
             ),
-            (Param("size_t *", "d_num_segments"),),
+            (Param("size_t *", "d_num_segments", "1"),),
             WORKSPACE,
         )
     )
@@ -282,9 +338,9 @@ def _scan_params(inst: Instance) -> ScanParams:
     }[heads]
     first = (
         *_in_params(op),
-        *(Param(p.type, "d_" + p.name) for p in head),
+        *(Param(p.type, "d_" + p.name, "n") for p in head),
         Param("size_t", "n"),
-        Param(f"{op.out_type.c} *", "d_out"),
+        Param(f"{op.out_type.c} *", "d_out", "n", ""),  # a scan may be in place
     )
     init = ((Param(f"const {op.acc_type.c} *", "init"),),) if inst.exclusive else ()
     api = Signature((first, *init, WORKSPACE))
@@ -401,15 +457,21 @@ def transpose_context(inst: Transpose) -> Context:
     )
 
 
+def _span(layout: str, rows: str, ld: str, cols: str) -> str:
+    """The elements of a rows x cols matrix with leading dimension ld, stored as is ("n") or
+    transposed ("t")."""
+    return f"ag_span({rows}, {ld}, {cols})" if layout == "n" else f"ag_span({cols}, {ld}, {rows})"
+
+
 def _matmul_signature(inst: Matmul) -> Signature:
     sr = inst.semiring
-    witness = (Param("int32_t *", "d_witness"), Param("size_t", "ldw")) if inst.witness else ()
+    witness = (Param("int32_t *", "d_witness", "ag_span(m, ldw, n)"), Param("size_t", "ldw")) if inst.witness else ()
     return Signature(
         (
-            (Param(f"const {sr.a_type.c} *", "d_a"), Param("size_t", "lda")),
-            (Param(f"const {sr.b_type.c} *", "d_b"), Param("size_t", "ldb")),
+            (Param(f"const {sr.a_type.c} *", "d_a", _span(inst.layout[0], "m", "lda", "k")), Param("size_t", "lda")),
+            (Param(f"const {sr.b_type.c} *", "d_b", _span(inst.layout[1], "k", "ldb", "n")), Param("size_t", "ldb")),
             (Param("size_t", "m"), Param("size_t", "n"), Param("size_t", "k"), Param("int", "accumulate")),
-            (Param(f"{sr.c_type.c} *", "d_c"), Param("size_t", "ldc"), *witness),
+            (Param(f"{sr.c_type.c} *", "d_c", "ag_span(m, ldc, n)"), Param("size_t", "ldc"), *witness),
             WORKSPACE,
         )
     )
@@ -436,17 +498,18 @@ def matmul_context(inst: Matmul) -> Context:
 
 def _rows_signature(inst: Axis) -> Signature:
     op = inst.op
+    out = Param(f"{op.out_type.c} *", "d_out", "rows" if inst.family == "rows" else "cols")
+    if getattr(inst, "kind", "reduce") != "reduce":  # a scan of each row: in place with the same pitch
+        out = Param(f"{op.out_type.c} *", "d_out", "ag_span(rows, out_pitch, cols)", "out_pitch != pitch")
     return Signature(
         (
             (
-                Param(f"const {op.in_type.c} *", "d_in"),
+                Param(f"const {op.in_type.c} *", "d_in", "ag_span(rows, pitch, cols)"),
                 Param("size_t", "rows"),
                 Param("size_t", "cols"),
                 Param("size_t", "pitch"),
             ),
-            (Param(f"{op.out_type.c} *", "d_out"), Param("size_t", "out_pitch"))
-            if getattr(inst, "kind", "reduce") != "reduce"
-            else (Param(f"{op.out_type.c} *", "d_out"),),
+            (out, Param("size_t", "out_pitch")) if getattr(inst, "kind", "reduce") != "reduce" else (out,),
             WORKSPACE,
         )
     )

@@ -224,14 +224,15 @@ def _defines(code: str) -> set:
 
 def _stateless(code: str) -> bool:
     """Whether an item can be written once for every shape, going by its text: a macro, a type, a
-    static assertion, or a device function with no static local (never a variable, a kernel or
+    static assertion, or a device or static host function with no static local (never a variable, a kernel or
     an `#if` block); what the names it uses mean, `shared` checks."""
     if code.startswith(("#define", "typedef", "static_assert")):
         return True
     head = _ATTRIBUTE.sub("", code.split("{")[0])
     function = "{" in code and "(" in head and "=" not in head.split("(")[0]
     body = code[code.index("{") :] if function else ""
-    return function and "__device__" in head and "__global__" not in head and not _STATIC.search(body)
+    host = head.lstrip().startswith("static ") and "__" not in head.split("(")[0]  # a static host function
+    return function and ("__device__" in head or host) and "__global__" not in head and not _STATIC.search(body)
 
 
 def shared(sources: list) -> tuple:

@@ -16,14 +16,21 @@
  *     if (bytes) { cudaMalloc(&d_work, bytes); cudaMemset(d_work, 0, bytes); }  // once
  *     cudaError_t err = assoc_reduce_sum_i32(d_in, n, d_out, d_work, bytes, stream);
  *
- *   arrays   in device memory, any alignment (16-byte aligned runs fastest); a scan may write
- *            in place (d_out == d_in)
+ *   arrays   in device memory, each aligned for its element type (16-byte aligned runs
+ *            fastest); a scan may write in place (d_out == d_in; along rows, with the same
+ *            pitch), and no other output may share a byte with an input, another output or
+ *            the workspace
  *   n        element count, size_t: 0 is fine (a reduce gives the operator's identity) and so is
  *            n past 2^31
  *   init     exclusive scans: a host pointer to the first value, or NULL for the identity
- *   returns  cudaSuccess, cudaErrorInvalidValue for a NULL pointer or a workspace that is too
- *            small, or a launch error. The call is asynchronous: kernels on `stream` only, no
- *            allocation, no host synchronization, so it can be captured in a CUDA graph.
+ *   returns  cudaSuccess; before it launches anything, cudaErrorMisalignedAddress for a
+ *            pointer misaligned for its type, and cudaErrorInvalidValue for a NULL pointer where
+ *            data is needed, a workspace smaller than the size function asks for, a pitch or
+ *            leading dimension shorter than a row, sizes whose bytes pass the end of the address
+ *            space, or arrays that overlap (as above): memory is left untouched and no error
+ *            is left behind; else a launch error. The call is asynchronous: kernels on
+ *            `stream` only, no allocation, no host synchronization, so it can be captured in a
+ *            CUDA graph.
  *   launches on sm_90 and newer, the scans and the reduces of small inputs launch with
  *            programmatic dependent launch: their blocks may be scheduled while the kernel before
  *            them on the stream ends, and wait for it to finish before touching memory, so stream

@@ -317,6 +317,25 @@ static __device__ __forceinline__ void ag_zero_slots(unsigned int *work, unsigne
         words[i] = 0;
 }
 
+/* a pointer misaligned for its type */
+static int ag_misaligned(const void *p, size_t align)
+{
+    return (uintptr_t)p % align != 0;
+}
+
+/* the bytes of `count` elements of `size` from p: SIZE_MAX where they pass the address space's end */
+static size_t ag_bytes(const void *p, size_t count, size_t size)
+{
+    return count > (SIZE_MAX - (uintptr_t)p) / size ? SIZE_MAX : count * size;
+}
+
+/* whether two arrays (NULL: none) share a byte */
+static int ag_overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes)
+{
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return a != NULL && b != NULL && a_bytes > 0 && b_bytes > 0 && x < y + b_bytes && y < x + a_bytes;
+}
+
 /* 256 x 16: the scan family's kernel and launch (assoc_k_exscan_sum_i32_b256_t16) */
 namespace ag_s0 {
 
@@ -603,6 +622,20 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
     /* 16-byte paths need all aligned */
     const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;
     cudaError_t err;
+
+    /* the arrays: each aligned for its type and within the address space, the outputs apart from
+       the inputs (but for a scan in place) and from the workspace */
+    const size_t in_bytes = ag_bytes(d_in, n, sizeof(int32_t));
+    const size_t out_bytes = ag_bytes(d_out, n, sizeof(int32_t));
+    if (ag_misaligned(d_in, alignof(int32_t))
+        || ag_misaligned(d_out, alignof(int32_t)))
+        return cudaErrorMisalignedAddress;
+    if (in_bytes == SIZE_MAX || out_bytes == SIZE_MAX)
+        return cudaErrorInvalidValue;
+    if ((ag_overlap(d_out, out_bytes, d_in, in_bytes) && d_out != d_in)
+        || ag_overlap(d_work, work_bytes, d_in, in_bytes)
+        || ag_overlap(d_work, work_bytes, d_out, out_bytes))
+        return cudaErrorInvalidValue;
 
     if (n == 0)
         return cudaSuccess;
@@ -948,6 +981,20 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
     /* 16-byte paths need all aligned */
     const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;
     cudaError_t err;
+
+    /* the arrays: each aligned for its type and within the address space, the outputs apart from
+       the inputs (but for a scan in place) and from the workspace */
+    const size_t in_bytes = ag_bytes(d_in, n, sizeof(int32_t));
+    const size_t out_bytes = ag_bytes(d_out, n, sizeof(int32_t));
+    if (ag_misaligned(d_in, alignof(int32_t))
+        || ag_misaligned(d_out, alignof(int32_t)))
+        return cudaErrorMisalignedAddress;
+    if (in_bytes == SIZE_MAX || out_bytes == SIZE_MAX)
+        return cudaErrorInvalidValue;
+    if ((ag_overlap(d_out, out_bytes, d_in, in_bytes) && d_out != d_in)
+        || ag_overlap(d_work, work_bytes, d_in, in_bytes)
+        || ag_overlap(d_work, work_bytes, d_out, out_bytes))
+        return cudaErrorInvalidValue;
 
     if (n == 0)
         return cudaSuccess;
@@ -1301,6 +1348,20 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
     /* 16-byte paths need all aligned */
     const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;
     cudaError_t err;
+
+    /* the arrays: each aligned for its type and within the address space, the outputs apart from
+       the inputs (but for a scan in place) and from the workspace */
+    const size_t in_bytes = ag_bytes(d_in, n, sizeof(int32_t));
+    const size_t out_bytes = ag_bytes(d_out, n, sizeof(int32_t));
+    if (ag_misaligned(d_in, alignof(int32_t))
+        || ag_misaligned(d_out, alignof(int32_t)))
+        return cudaErrorMisalignedAddress;
+    if (in_bytes == SIZE_MAX || out_bytes == SIZE_MAX)
+        return cudaErrorInvalidValue;
+    if ((ag_overlap(d_out, out_bytes, d_in, in_bytes) && d_out != d_in)
+        || ag_overlap(d_work, work_bytes, d_in, in_bytes)
+        || ag_overlap(d_work, work_bytes, d_out, out_bytes))
+        return cudaErrorInvalidValue;
 
     if (n == 0)
         return cudaSuccess;
@@ -1658,6 +1719,20 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
     const uintptr_t any_bits = (uintptr_t)d_in | (uintptr_t)d_out;
     cudaError_t err;
 
+    /* the arrays: each aligned for its type and within the address space, the outputs apart from
+       the inputs (but for a scan in place) and from the workspace */
+    const size_t in_bytes = ag_bytes(d_in, n, sizeof(int32_t));
+    const size_t out_bytes = ag_bytes(d_out, n, sizeof(int32_t));
+    if (ag_misaligned(d_in, alignof(int32_t))
+        || ag_misaligned(d_out, alignof(int32_t)))
+        return cudaErrorMisalignedAddress;
+    if (in_bytes == SIZE_MAX || out_bytes == SIZE_MAX)
+        return cudaErrorInvalidValue;
+    if ((ag_overlap(d_out, out_bytes, d_in, in_bytes) && d_out != d_in)
+        || ag_overlap(d_work, work_bytes, d_in, in_bytes)
+        || ag_overlap(d_work, work_bytes, d_out, out_bytes))
+        return cudaErrorInvalidValue;
+
     if (n == 0)
         return cudaSuccess;
     if (d_in == NULL || d_out == NULL)
@@ -1743,6 +1818,10 @@ extern "C" cudaError_t assoc_exscan_sum_i32(const int32_t *d_in, size_t n, int32
     const int32_t *init,
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
+    /* the workspace: at least what the size function asks for, though the shape for n may need less */
+    const size_t need = assoc_exscan_sum_i32_workspace_bytes(n);
+    if (need > 0 && (d_work == NULL || work_bytes < need))
+        return cudaErrorInvalidValue;
     if (n <= 8192)
         return ag_s0::ag_scan(d_in, n, d_out, init, d_work, work_bytes, stream);
     if (n <= 65536)

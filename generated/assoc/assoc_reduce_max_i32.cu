@@ -324,6 +324,25 @@ static cudaError_t ag_launch(void (*kernel)(Params...), dim3 grid, unsigned int 
    next call's blocks, resident early, would only compete with this one's */
 #define AG_PDL_MAX_ELEMS ((size_t)4194304 / sizeof(int32_t))
 
+/* a pointer misaligned for its type */
+static int ag_misaligned(const void *p, size_t align)
+{
+    return (uintptr_t)p % align != 0;
+}
+
+/* the bytes of `count` elements of `size` from p: SIZE_MAX where they pass the address space's end */
+static size_t ag_bytes(const void *p, size_t count, size_t size)
+{
+    return count > (SIZE_MAX - (uintptr_t)p) / size ? SIZE_MAX : count * size;
+}
+
+/* whether two arrays (NULL: none) share a byte */
+static int ag_overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes)
+{
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return a != NULL && b != NULL && a_bytes > 0 && b_bytes > 0 && x < y + b_bytes && y < x + a_bytes;
+}
+
 extern "C" cudaError_t assoc_reduce_max_i32(const int32_t *d_in, size_t n, int32_t *d_out,
     void *d_work, size_t work_bytes, cudaStream_t stream)
 {
@@ -335,6 +354,20 @@ extern "C" cudaError_t assoc_reduce_max_i32(const int32_t *d_in, size_t n, int32
         return cudaErrorInvalidValue;
     if (grid > 1 && (d_work == NULL || work_bytes < assoc_reduce_max_i32_workspace_bytes(n)))
         return cudaErrorInvalidValue;
+    /* the arrays: each aligned for its type and within the address space, the outputs apart from
+       the inputs and from the workspace */
+    const size_t in_bytes = ag_bytes(d_in, n, sizeof(int32_t));
+    const size_t out_bytes = ag_bytes(d_out, 1, sizeof(int32_t));
+    if (ag_misaligned(d_in, alignof(int32_t))
+        || ag_misaligned(d_out, alignof(int32_t)))
+        return cudaErrorMisalignedAddress;
+    if (in_bytes == SIZE_MAX || out_bytes == SIZE_MAX)
+        return cudaErrorInvalidValue;
+    if (ag_overlap(d_out, out_bytes, d_in, in_bytes)
+        || ag_overlap(d_work, work_bytes, d_in, in_bytes)
+        || ag_overlap(d_work, work_bytes, d_out, out_bytes))
+        return cudaErrorInvalidValue;
+
     err = ag_resident_blocks(&resident);
     if (err != cudaSuccess)
         return err;

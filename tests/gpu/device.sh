@@ -24,6 +24,17 @@ if [ "$mode" != bench ]; then
     rc=$?
     grep -E "^FAIL|passed,|memcheck|racecheck" "$OUT/transpose-test.log" | tail -20
     summary+=("transpose tests ($mode): rc=$rc $(grep -E 'passed,' "$OUT/transpose-test.log" | head -1) [$(( $(date +%s) - t2 ))s]")
+    t4=$(date +%s)   # the argument checks: every public signature's refusals, then memcheck
+    OUT=$OUT bash tests/gpu/args/run.sh > "$OUT/args-test-stdout.log" 2>&1
+    rc=$?
+    grep -E "FAIL|passed,|memcheck" "$OUT/args-test-stdout.log" | tail -20
+    summary+=("args tests: rc=$rc $(grep -E 'passed,' "$OUT/args-test-stdout.log" | tail -1) [$(( $(date +%s) - t4 ))s]")
+    t5=$(date +%s)   # random exact operators through every family (seed 1; the sanitizers but in full mode)
+    zflags=(--jobs 16); [ "$mode" = quick ] || zflags+=(--no-sanitizer)
+    OUT=$OUT/fuzz python3 tests/gpu/fuzz/run.py "${zflags[@]}" > "$OUT/fuzz-test.log" 2>&1
+    rc=$?
+    grep -E "FAIL|passed,|rc=[1-9]" "$OUT/fuzz-test.log" | tail -10
+    summary+=("fuzz (seed 1): rc=$rc $(grep -E 'passed,' "$OUT/fuzz-test.log" | head -1) [$(( $(date +%s) - t5 ))s]")
     t3=$(date +%s)   # assocgen tune on a small spec, then tuned kernels at every threshold
     uflags=(); [ "$mode" = quick ] || uflags+=(--no-sanitizer)
     OUT=$OUT/tune python3 tests/gpu/tune/run.py "${uflags[@]}" > "$OUT/tune-test.log" 2>&1

@@ -159,6 +159,26 @@ static bool identical(const std::vector<T> &a, const std::vector<T> &b, size_t m
 // after the first, on the same workspace), then the graph replayed `times` times and waited for;
 // false (after a line) where the call or the graph fails.  Work queued before (a poisoning
 // memset on the legacy stream) is waited for first: the stream does not order itself after it.
+// bit for bit, with the bytes of both when they differ
+template <class T>
+static Result exact(const T &got, const T &want)
+{
+    if (identical(got, want))
+        return { true, "" };
+    std::string m = "got";
+    char b[8];
+    for (size_t k = 0; k < sizeof got; ++k) {
+        snprintf(b, sizeof b, " %02x", ((const unsigned char *)&got)[k]);
+        m += b;
+    }
+    m += ", want";
+    for (size_t k = 0; k < sizeof want; ++k) {
+        snprintf(b, sizeof b, " %02x", ((const unsigned char *)&want)[k]);
+        m += b;
+    }
+    return { false, m };
+}
+
 template <class Call>
 static bool graph_call(Call call, int times) {
     cudaStream_t s;

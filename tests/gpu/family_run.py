@@ -30,8 +30,10 @@ except ImportError as e:
     sys.exit(f"error: {e}: install the generator first (pip install -e . from the repository root)")
 
 
-def build(here: Path, family: str, header: str, cases, jobs: int, openmp: bool = False, ptx: int = 0) -> Path:
-    spec = load(here / "spec.toml")
+def build(
+    here: Path, family: str, header: str, cases, jobs: int, openmp: bool = False, spec_file=None, ptx: int = 0
+) -> Path:
+    spec = load(spec_file or here / "spec.toml")
     files = emit.render(spec, header)
     out = ROOT / "build" / (f"{family}-test" + (f"-ptx{ptx}" if ptx else ""))
     target = ["-gencode", f"arch=compute_{ptx},code=compute_{ptx}"] if ptx else [f"-arch={ARCH}"]
@@ -73,7 +75,7 @@ def main(here: Path, family: str, header: str, cases, sanitized, openmp: bool = 
     args = ap.parse_args()
     out = Path(os.environ.get("OUT", ROOT / "build" / (f"{family}-test" + (f"-ptx{args.ptx}" if args.ptx else ""))))
     out.mkdir(parents=True, exist_ok=True)
-    exe = build(here, family, header, cases, args.jobs, openmp, args.ptx)
+    exe = build(here, family, header, cases, args.jobs, openmp, ptx=args.ptx)
     if args.ptx:  # the sanitizer runs reload what the JIT compiled
         os.environ.setdefault("CUDA_CACHE_MAXSIZE", str(4 << 30))
     if args.build_only:
@@ -81,19 +83,25 @@ def main(here: Path, family: str, header: str, cases, sanitized, openmp: bool = 
         return 0
     rc = subprocess.run([str(exe)] + (["--quick"] if args.quick else [])).returncode
     if not args.no_sanitizer:
-        width = max(map(len, sanitized))
-        runs = [(tool, name) for tool in ("memcheck", "racecheck") for name in sanitized]
+        rc = sanitize(exe, sanitized, out, args.jobs) or rc
+    return rc
 
-        def sanitize(run):
-            tool, name = run
-            cmd = ["compute-sanitizer", f"--tool={tool}", "--error-exitcode=3", str(exe), "--quick", "--only", name]
-            return subprocess.run(cmd, capture_output=True, text=True)
 
-        # several at once (each is slow, mostly on the CPU); printed in order
-        with ThreadPoolExecutor(max_workers=min(8, args.jobs)) as pool:
-            for (tool, name), r in zip(runs, pool.map(sanitize, runs), strict=True):
-                (out / f"{tool}-{name}.log").write_text(r.stdout + r.stderr)
-                summary = [ln for ln in (r.stdout + r.stderr).splitlines() if "SUMMARY" in ln or "passed," in ln]
-                print(f"{tool:9s} {name:{width}s} rc={r.returncode} {' | '.join(summary)}", flush=True)
-                rc = rc or r.returncode
+def sanitize(exe: Path, names, out: Path, jobs: int) -> int:
+    """The named instances' quick cases under compute-sanitizer memcheck and racecheck, several at
+    once (each is slow, mostly on the CPU), printed in order; logs under `out`."""
+    width, rc = max(map(len, names)), 0
+    runs = [(tool, name) for tool in ("memcheck", "racecheck") for name in names]
+
+    def one(run):
+        tool, name = run
+        cmd = ["compute-sanitizer", f"--tool={tool}", "--error-exitcode=3", str(exe), "--quick", "--only", name]
+        return subprocess.run(cmd, capture_output=True, text=True)
+
+    with ThreadPoolExecutor(max_workers=min(8, jobs)) as pool:
+        for (tool, name), r in zip(runs, pool.map(one, runs), strict=True):
+            (out / f"{tool}-{name}.log").write_text(r.stdout + r.stderr)
+            summary = [ln for ln in (r.stdout + r.stderr).splitlines() if "SUMMARY" in ln or "passed," in ln]
+            print(f"{tool:9s} {name:{width}s} rc={r.returncode} {' | '.join(summary)}", flush=True)
+            rc = rc or r.returncode
     return rc

@@ -27,25 +27,6 @@ template <class T> static T draw(Rng &r)
     return (T)r.next();
 }
 
-// bit for bit, with the bytes of both when they differ
-template <class T> static Result exact(const T &got, const T &want)
-{
-    if (identical(got, want))
-        return { true, "" };
-    std::string m = "got";
-    char b[8];
-    for (size_t k = 0; k < sizeof got; ++k) {
-        snprintf(b, sizeof b, " %02x", ((const unsigned char *)&got)[k]);
-        m += b;
-    }
-    m += ", want";
-    for (size_t k = 0; k < sizeof want; ++k) {
-        snprintf(b, sizeof b, " %02x", ((const unsigned char *)&want)[k]);
-        m += b;
-    }
-    return { false, m };
-}
-
 // the records' split (cases.inc): a grid-stride loop, and one exact-size array an input, one
 // element past the allocation's start when `off` (then off 16-byte words)
 static __device__ size_t first_index()
