@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Whether a change to generated code changes what the GPU runs, with no GPU: render a spec with
-an earlier commit's generator and with this tree's, compile each source of both to an sm_90 cubin
-(nvcc -O3 -std=c++17 -cubin, the build's flags) and compare the cubins' code and constant
+an earlier commit's generator and with this tree's, compile each source of both to a cubin for
+one architecture (sm_90 unless --arch says another; nvcc -O3 -std=c++17 -cubin, the build's flags) and compare the cubins' code and constant
 sections (.text.*, .nv.*) kernel by kernel.  The same bytes there mean the same machine code, so
 the same speed: no before/after benchmark is needed for that source.
 
-    python3 bench/trace/device_code.py SPEC.toml --base REV [--only NAME,...] [--jobs N] [--keep DIR]
+    python3 bench/trace/device_code.py SPEC.toml --base REV [--arch sm_80] [--only NAME,...] [--jobs N] [--keep DIR]
 
 SPEC may also be `gpu-matrix` (tests/matrix.toml as the GPU runner expands it).  Prints one line a
 source that differs (its sections, and how many bytes of each) and `N of M differ` last; exit 1
@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-FLAGS = ["-O3", "-arch=sm_90", "-std=c++17", "-cubin"]
+FLAGS = ["-O3", "-std=c++17", "-cubin"]
 
 
 def sections(cubin: Path) -> dict[str, bytes]:
@@ -65,9 +65,9 @@ def base_package(rev: str, tmp: Path) -> str:
     return str(tmp / "base-pkg")
 
 
-def compile_all(src: Path, names: list[str], jobs: int) -> None:
+def compile_all(src: Path, names: list[str], jobs: int, arch: str) -> None:
     def one(name: str) -> None:
-        cmd = [NVCC, *FLAGS, f"-I{src}", str(src / f"{name}.cu"), "-o", str(src / f"{name}.cubin")]
+        cmd = [NVCC, *FLAGS, f"-arch={arch}", f"-I{src}", str(src / f"{name}.cu"), "-o", str(src / f"{name}.cubin")]
         subprocess.run(cmd, check=True, capture_output=True)
 
     with ThreadPoolExecutor(jobs) as pool:
@@ -89,6 +89,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("spec", help="a spec file, or gpu-matrix")
     ap.add_argument("--base", required=True, help="the commit whose generator renders the 'before'")
+    ap.add_argument("--arch", default="sm_90", help="the architecture of the cubins (sm_90 unless given)")
     ap.add_argument("--only", help="compile only these sources (names without .cu, comma-separated)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--keep", type=Path, help="work in this folder and keep it")
@@ -104,7 +105,7 @@ def main() -> int:
         if args.only:
             names = [n for n in names if n in args.only.split(",")]
         for d in (before, after):
-            compile_all(d, names, args.jobs)
+            compile_all(d, names, args.jobs, args.arch)
         differ = 0
         for name in names:
             a, b = code(before / f"{name}.cubin"), code(after / f"{name}.cubin")
@@ -113,7 +114,7 @@ def main() -> int:
                 differ += 1
                 sizes = ", ".join(f"{k} ({len(a.get(k, b''))} -> {len(b.get(k, b''))} bytes)" for k in changed[:4])
                 print(f"differs: {name}: {sizes}")
-        print(f"{differ} of {len(names)} differ")
+        print(f"{differ} of {len(names)} differ ({args.arch})")
         return 1 if differ else 0
     finally:
         if not args.keep:

@@ -245,36 +245,60 @@ static __device__ __forceinline__ uint32_t ag_look_back(uint32_t total, unsigned
     return prefix;
 }
 
-/* 16 bytes from global to shared memory without passing through registers (cp.async, sm_80+) */
+/* 16 bytes from global to shared memory without passing through registers (cp.async, sm_80+;
+   before, a load through L2 and a store) */
 static __device__ __forceinline__ void ag_copy_async16(uint4 *smem, const uint4 *gmem)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(to), "l"(gmem) : "memory");
+#else
+    *smem = __ldcg(gmem);
+#endif
 }
 
 /* The first `bytes` (0..16, a multiple of 4) of 16, the rest zeros: a partial tile's words, 4
    bytes at a time, so that nothing past the caller's last element is read (a 16-byte cp.async
-   with a smaller source size counts, for memcheck, as a 16-byte read past it) */
+   with a smaller source size counts, for memcheck, as a 16-byte read past it; before sm_80, 4-byte
+   loads and a 16-byte store) */
 static __device__ __forceinline__ void ag_copy_async16_first(uint4 *smem, const uint4 *gmem, unsigned int bytes)
 {
-    const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
     const unsigned int *from = (const unsigned int *)gmem;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
 #pragma unroll
     for (unsigned int q = 0; q < 4; ++q)
         asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;"
                      :: "r"(to + 4 * q), "l"(from + (4 * q < bytes ? q : 0u)), "r"(4 * q < bytes ? 4u : 0u) : "memory");
+#else
+    unsigned int w[4];
+#pragma unroll
+    for (unsigned int q = 0; q < 4; ++q)
+        w[q] = 4 * q < bytes ? from[q] : 0u;
+    *smem = make_uint4(w[0], w[1], w[2], w[3]);
+#endif
 }
 
+/* Wait until this thread's copies have landed in shared memory (before sm_80 they have: its
+   stores come before what follows in program order; a __syncwarp after either shows them to the
+   warp's other lanes) */
 static __device__ __forceinline__ void ag_copy_async_wait(void)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+#endif
 }
 
-/* 4 bytes, or none past the end (then zeros), from global to shared memory (cp.async) */
+/* 4 bytes, or none past the end (then zeros), from global to shared memory (cp.async, sm_80+;
+   before, a load and a store) */
 static __device__ __forceinline__ void ag_copy_async4(unsigned int *smem, const unsigned int *gmem, int valid)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned int to = (unsigned int)__cvta_generic_to_shared(smem);
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" :: "r"(to), "l"(gmem), "r"(valid ? 4 : 0) : "memory");
+#else
+    *smem = valid ? *gmem : 0u;
+#endif
 }
 
 /* bytes of the run's 16-byte word k that exist (0..16), of a run of `run_bytes` */

@@ -6,8 +6,10 @@ named instances' quick cases under compute-sanitizer memcheck and racecheck.
     main(here, "transpose", "tt.h", cases, sanitized)   # here: the folder of spec.toml, driver.cu
     main(..., openmp=True)                              # the driver uses OpenMP (tests/gpu/driver.cuh)
 
-Options: [--quick] [--build-only] [--no-sanitizer] [--jobs N]; logs under $OUT (or
-build/<family>-test); the driver's last line is `N passed, M failed`.
+Options: [--quick] [--build-only] [--no-sanitizer] [--jobs N] [--ptx NN]; logs under $OUT (or
+build/<family>-test); the driver's last line is `N passed, M failed`.  --ptx 75 builds compute_75
+PTX only (in build/<family>-test-ptx75), which the driver JIT-compiles at load: the pre-sm_80 paths
+on an H100.
 """
 
 import argparse
@@ -28,17 +30,20 @@ except ImportError as e:
     sys.exit(f"error: {e}: install the generator first (pip install -e . from the repository root)")
 
 
-def build(here: Path, family: str, header: str, cases, jobs: int, openmp: bool = False, spec_file=None) -> Path:
+def build(
+    here: Path, family: str, header: str, cases, jobs: int, openmp: bool = False, spec_file=None, ptx: int = 0
+) -> Path:
     spec = load(spec_file or here / "spec.toml")
     files = emit.render(spec, header)
-    out = ROOT / "build" / f"{family}-test"
+    out = ROOT / "build" / (f"{family}-test" + (f"-ptx{ptx}" if ptx else ""))
+    target = ["-gencode", f"arch=compute_{ptx},code=compute_{ptx}"] if ptx else [f"-arch={ARCH}"]
     src = out / "src"
     src.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
         (src / name).write_text(text)
     (src / "cases.inc").write_text(cases(spec))
     omp = ["-Xcompiler", "-fopenmp"] if openmp else []  # the runners fill large inputs in parallel
-    flags = ["-O3", f"-arch={ARCH}", "-std=c++17", "-Xcompiler", "-Wall,-Wextra", *omp, "-I", str(src)]
+    flags = ["-O3", *target, "-std=c++17", "-Xcompiler", "-Wall,-Wextra", *omp, "-I", str(src)]
     sources = [src / n for n in files if n.endswith(".cu")] + [here / "driver.cu"]
     procs, objs = [], []
     for s in sources:
@@ -50,9 +55,7 @@ def build(here: Path, family: str, header: str, cases, jobs: int, openmp: bool =
     for p in procs:
         _wait(p)
     exe = out / f"{family}_test"
-    subprocess.run(
-        [NVCC, f"-arch={ARCH}", "-o", str(exe), *map(str, objs), *(["-lgomp"] if openmp else [])], check=True
-    )
+    subprocess.run([NVCC, *target, "-o", str(exe), *map(str, objs), *(["-lgomp"] if openmp else [])], check=True)
     return exe
 
 
@@ -68,10 +71,13 @@ def main(here: Path, family: str, header: str, cases, sanitized, openmp: bool = 
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--no-sanitizer", action="store_true")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--ptx", type=int, default=0, help="build as compute_NN PTX only (JIT-compiled at load)")
     args = ap.parse_args()
-    out = Path(os.environ.get("OUT", ROOT / "build" / f"{family}-test"))
+    out = Path(os.environ.get("OUT", ROOT / "build" / (f"{family}-test" + (f"-ptx{args.ptx}" if args.ptx else ""))))
     out.mkdir(parents=True, exist_ok=True)
-    exe = build(here, family, header, cases, args.jobs, openmp)
+    exe = build(here, family, header, cases, args.jobs, openmp, ptx=args.ptx)
+    if args.ptx:  # the sanitizer runs reload what the JIT compiled
+        os.environ.setdefault("CUDA_CACHE_MAXSIZE", str(4 << 30))
     if args.build_only:
         print(f"built {exe}")
         return 0

@@ -11,8 +11,15 @@ segment lengths), then run a subset under compute-sanitizer (memcheck and racech
     python3 tests/gpu/run.py --no-build --filter reduce   # a run in parts: the instances named so
     python3 tests/gpu/run.py --single-header   # one instance of each kernel shape (the sanitized
                                                # subset), built from one stb-style header
+    python3 tests/gpu/run.py --ptx 75          # built as compute_75 PTX only (the pre-sm_80 paths),
+                                               # JIT-compiled by the driver (build/gputest-ptx75)
+    python3 tests/gpu/run.py --gencode arch=compute_80,code=compute_80 --gencode arch=compute_90,code=sm_90
+                                               # other code targets (nvcc -gencode); a fat binary
+    python3 tests/gpu/run.py --ptx 75 --build-only --dry-run   # the nvcc commands, nothing run
 
-Logs go to $OUT (or build/gputest) as gputest.log; the last line is `N passed, M failed`.
+Logs go to $OUT (or build/gputest) as gputest.log; the last line is `N passed, M failed`.  The
+driver's first line names the device and the code that runs (its PTX version, and the binary's
+architecture: PTX 75 on sm_90 is compute_75 JIT-compiled for an H100).
 """
 
 import argparse
@@ -176,6 +183,8 @@ def write_main(spec, header):
     lines += [
         '#include "driver.cuh"',
         "",
+        "static __global__ void ag_code_probe(void) {}",
+        "",
         "int main(int argc, char **argv) {",
         "    bool quick = false, big = true;",
         "    const char *filter = nullptr;",
@@ -203,7 +212,10 @@ def write_main(spec, header):
         "    Stats st;",
         "    cudaDeviceProp prop;",
         "    CK(cudaGetDeviceProperties(&prop, 0));",
-        '    std::printf("device: %s, %d SMs\\n", prop.name, prop.multiProcessorCount);',
+        "    cudaFuncAttributes code;  // this file's code target, as the libraries' (the same flags)",
+        "    CK(cudaFuncGetAttributes(&code, ag_code_probe));",
+        '    std::printf("device: %s, %d SMs; code: PTX %d, binary sm_%d\\n", prop.name, prop.multiProcessorCount,',
+        "                code.ptxVersion, code.binaryVersion);",
     ]
     for inst in spec.instances:
         op, name = inst.op, inst.public_name
@@ -269,7 +281,20 @@ def write_main(spec, header):
 BY_NAME = {f"{PREFIX}_{n}" for n in ("exscan_sum_i32", "exsegscan_sum_i32_by_i32", "reduce_sum_u8", "reduce_max_i8")}
 
 
-def build(jobs, single_header=False, only=None):
+def code_target(gencode: list[str], ptx: int | None) -> tuple[str, str]:
+    """nvcc's code target flags and the build folder's suffix: -arch=$ARCH (sm_90) and none unless
+    given; --ptx NN is -gencode arch=compute_NN,code=compute_NN (PTX only, JIT-compiled at load)."""
+    gencode = list(gencode) + ([f"arch=compute_{ptx},code=compute_{ptx}"] if ptx else [])
+    if not gencode:
+        return f"-arch={ARCH}", ""
+    flags = " ".join(f"-gencode {g}" for g in gencode)
+    if ptx and len(gencode) == 1:
+        return flags, f"-ptx{ptx}"
+    codes = [g.split("code=")[-1] for g in gencode]
+    return flags, "-" + "-".join(c.replace(",", "_").strip("[]") for c in codes)
+
+
+def build(jobs, single_header=False, only=None, target="", dry_run=False):
     spec = parse(spec_dict(), "tests/gpu/run.py")
     header = f"{PREFIX}.h"
     if single_header:  # the kernels' namespaced form: one instance of each shape
@@ -286,7 +311,7 @@ def build(jobs, single_header=False, only=None):
     emit.write(emit.targets(files, BUILD / "gen", BUILD / "gen"), BUILD / "gen", header)
     write_main(spec, header)
     (BUILD / "driver.cuh").write_bytes((ROOT / "tests/gpu/driver.cuh").read_bytes())
-    flags = f"-O3 -arch={ARCH} -std=c++17"
+    flags = f"-O3 {target or '-arch=' + ARCH} -std=c++17"
     nj = [
         f"rule cu\n  command = {NVCC} {flags} -Igen -c $in -o $out\n",
         f"rule exe\n  command = {NVCC} {flags} -Igen -Xcompiler -fopenmp -o $out $in -lgomp\n",
@@ -301,6 +326,12 @@ def build(jobs, single_header=False, only=None):
             nj.append(f"build gen/{inst.public_name}.o: cu gen/{inst.public_name}.cu\n")
     nj.append(f"build test_main: exe main.cu {' '.join(objs)} | driver.cuh gen/{header}\n")
     (BUILD / "build.ninja").write_text("".join(nj))
+    if dry_run:  # the commands ninja would run: the first two and the last (the driver's link)
+        cmds = subprocess.run(["ninja", "-C", str(BUILD), "-t", "commands"], check=True, capture_output=True, text=True)
+        lines = cmds.stdout.splitlines()
+        shown = lines if len(lines) <= 3 else [*lines[:2], f"... ({len(lines)} commands)", lines[-1]]
+        print("\n".join(shown), flush=True)
+        return spec
     subprocess.run(["ninja", "-C", str(BUILD), f"-j{jobs}"], check=True)
     return spec
 
@@ -331,19 +362,31 @@ def main():
         action="store_true",
         help="one instance of each kernel shape, from one stb-style header (in build/gputest-single)",
     )
+    ap.add_argument(
+        "--gencode",
+        action="append",
+        default=[],
+        help="nvcc -gencode ARG instead of -arch=$ARCH (repeatable: a fat binary), e.g. arch=compute_80,code=compute_80",
+    )
+    ap.add_argument("--ptx", type=int, help="build as compute_NN PTX only (--gencode arch=compute_NN,code=compute_NN)")
+    ap.add_argument(
+        "--dry-run", action="store_true", help="generate and print the build's commands; build and run nothing"
+    )
     ap.add_argument("--only", help="build the instances whose names hold this, or one of A,B,... (a quicker build)")
     ap.add_argument(
         "--filter", help="run only the instances whose names hold this (with --no-build, a full run in parts)"
     )
     args = ap.parse_args()
     global BUILD
-    if args.single_header:
-        BUILD = ROOT / "build" / "gputest-single"
+    target, suffix = code_target(args.gencode, args.ptx)
+    BUILD = ROOT / "build" / (("gputest-single" if args.single_header else "gputest") + suffix)
     if not args.no_build:
-        spec = build(args.jobs, args.single_header, args.only)
-        print(f"built {len(spec.instances)} instances into {BUILD}", flush=True)
-    if args.build_only:
+        spec = build(args.jobs, args.single_header, args.only, target, args.dry_run)
+        print(f"{'generated' if args.dry_run else 'built'} {len(spec.instances)} instances into {BUILD}", flush=True)
+    if args.build_only or args.dry_run:
         return 0
+    if target:  # PTX is JIT-compiled at load: keep the kernels so compiled (the sanitizer runs reload them)
+        os.environ.setdefault("CUDA_CACHE_MAXSIZE", str(4 << 30))
     out = Path(os.environ.get("OUT", BUILD))
     exe = str(BUILD / "test_main")
     rc = 0
