@@ -9,10 +9,8 @@ segmented scan by flags and by keys, a segmented reduce by offsets (tiles, spans
 keys, reduces along rows and down columns and a scan along rows, transposes (words, sub-words,
 bytes, naive), and a matrix multiply through registers and through cp.async.
 
-The scan family (scans, segmented scans, the segmented reduce by offsets, the scan along rows; not
-the reduce by key) does not build for sm_75 until its path without cp.async lands: its sm_75
-build is apart and a strict xfail, so that it fails loudly once it builds.  Two nvcc processes at
-once: 5 minutes on two busy cores (3 CPU-minutes, nvcc 13.0), hence `slow`.
+Every scan kernel shape's sm_75 build is test_scan_sm75.py's.  Two nvcc processes at once: 5
+minutes on two busy cores (3 CPU-minutes, nvcc 13.0), hence `slow`.
 """
 
 import re
@@ -48,8 +46,6 @@ OTHERS = {
     "tests/gpu/transpose/spec.toml": ["tt_transpose_f32", "tt_transpose_u8", "tt_transpose_rgb", "tt_f32_naive"],
     "tests/gpu/matmul/spec.toml": ["mt_matmul_plus_times_f32", "mt_pt_f32_async3_tn"],
 }
-SCAN_FAMILY = re.compile(r"_(ex)?(seg)?scan_|_segreduce_|_rows_scan_")  # (the reduce by key builds for sm_75)
-PRE_SCAN = "sm_75"  # the architecture the scan family does not build for yet
 FLAGS = ["-O3", "-std=c++17", "-Xcompiler", "-Wall,-Wextra", "-Xptxas", "-v"]
 
 
@@ -81,15 +77,7 @@ def sources(tmp_path_factory) -> Path:
 
 def _cases() -> list:
     names = [f"fb_{n}" for n in MATRIX] + [n for names in OTHERS.values() for n in names]
-    cases = []
-    for name in names:
-        if not SCAN_FAMILY.search(name):
-            cases.append(pytest.param(name, ALL, id=f"{name}-all"))
-            continue
-        cases.append(pytest.param(name, [a for a in ALL if a != PRE_SCAN], id=f"{name}-sm_80+"))
-        pending = pytest.mark.xfail(reason="pending the pre-sm_80 scan path", strict=True)
-        cases.append(pytest.param(name, [PRE_SCAN], id=f"{name}-{PRE_SCAN}", marks=pending))
-    return cases
+    return [pytest.param(name, ALL, id=f"{name}-all") for name in names]
 
 
 def _smem(ptxas: str) -> list[tuple[str, str, int]]:
