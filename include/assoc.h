@@ -4,7 +4,7 @@
  * WHAT THIS IS
  *   Plain C declarations of device-wide reduces and scans, each specialized at generation time for
  *   one operator, element type, block size and tile. The definitions are in the .cu files
- *   generated beside this header: compile them with nvcc (sm_80 or newer), include this
+ *   generated beside this header: compile them with nvcc (sm_75 or newer), include this
  *   header from C (C99 or later) or C++/CUDA, and link with the CUDA runtime (-lcudart).
  *
  * HOW TO CALL
