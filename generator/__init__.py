@@ -8,3 +8,14 @@ optionally the build edges for Ninja.  Command line: `assocgen` or `python3 -m a
 """
 
 __version__ = "0.2.0"
+
+# the Python API (generator/pyload.py), imported at first use: the generator alone needs none of it
+_PYTHON_API = ("load", "Module", "Wrapper", "CudaError", "NoDeviceError")
+
+
+def __getattr__(name: str) -> object:
+    if name in _PYTHON_API:
+        from . import pyload
+
+        return getattr(pyload, name)
+    raise AttributeError(f"module 'assocgen' has no attribute {name!r}")

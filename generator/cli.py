@@ -166,6 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["tune"]:  # `assocgen tune SPEC`: measure shapes on this GPU (generator/tune.py)
         return tune.tune(argv[1:])
+    if argv[:1] == ["build"]:  # `assocgen build SPEC -o DIR`: a shared library for Python (generator/pybuild.py)
+        from . import pybuild
+
+        return pybuild.main(argv[1:])
     try:
         return _generate(_parse(argv))
     except SpecError as e:
