@@ -25,9 +25,9 @@ class CudaError(RuntimeError):
 class NoDeviceError(CudaError):
     """No CUDA GPU can run the call (no driver, no device): one clear error, raised before anything."""
 
-    def __init__(self, why: str):
-        RuntimeError.__init__(self, f"no CUDA GPU is available: {why}")
-        self.function, self.code, self.name = "cuInit", -1, why
+    def __init__(self, why: str, function: str = ""):
+        RuntimeError.__init__(self, f"{function + ': ' if function else ''}no CUDA GPU is available: {why}")
+        self.function, self.code, self.name = function, -1, why
 
 
 # CUdevice_attribute and CUpointer_attribute values of cuda.h
@@ -79,11 +79,11 @@ def device_count() -> int:
     return count.value if lib.cuDeviceGetCount(ctypes.byref(count)) == 0 else 0
 
 
-def require_device() -> None:
-    """NoDeviceError unless a GPU is there to run on (what every call checks first, once)."""
+def require_device(function: str = "") -> None:
+    """NoDeviceError unless a GPU is there to run on (what every call checks first)."""
     if device_count() == 0:
         lib = _driver()
-        raise NoDeviceError(lib if isinstance(lib, str) else "the driver sees no CUDA device")
+        raise NoDeviceError(lib if isinstance(lib, str) else "the driver sees no CUDA device", function)
 
 
 def compute_capability(device: int) -> int:

@@ -123,10 +123,15 @@ def describe(spec: Spec) -> dict[str, Any]:
 # ---- the spec, the key, the build ----
 
 
+def is_text(spec: str | os.PathLike[str]) -> bool:
+    """Whether `spec` is a spec's TOML text (a str holding a newline or `=`), not a path."""
+    return isinstance(spec, str) and ("\n" in spec or "=" in spec)
+
+
 def read_spec(spec: str | os.PathLike[str]) -> Spec:
     """A spec from a path or from its TOML text (text: anything holding a newline or `=`)."""
     text = str(spec)
-    if isinstance(spec, os.PathLike) or ("\n" not in text and "=" not in text):
+    if not is_text(spec):
         return load(text)
     import tomllib
 

@@ -34,7 +34,7 @@ def load(
 ) -> "Module":
     """The functions of a spec (a path, or the spec's TOML text), built for the GPUs present or
     for `arch` (e.g. [80, 90]) and cached; or of a folder `assocgen build` wrote."""
-    if isinstance(spec, (str, os.PathLike)) and Path(spec).is_dir() and (Path(spec) / pybuild.DESCRIPTION).is_file():
+    if not pybuild.is_text(spec) and (Path(spec) / pybuild.DESCRIPTION).is_file():
         return Module(Path(spec))
     parsed = pybuild.read_spec(spec)
     t = pybuild.target(list(arch) if arch is not None else None, nvcc)
@@ -147,7 +147,7 @@ class Wrapper:
         accumulate: bool = False,
         stream: int | None = None,
     ) -> Any:
-        cuda.require_device()  # one clear error without a GPU, before anything is read
+        cuda.require_device(self.fn.name)  # one clear error without a GPU, before anything is read
         libs = [alloc.library_of(x) for x in (*inputs, *_given(out))]
         if stream is None:
             stream = alloc.current_stream(libs, _first_device(inputs))

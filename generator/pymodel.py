@@ -181,26 +181,27 @@ class Binding:
         """Packed dimensions one element apart; pitches whole elements, taken as size parameters."""
         size = ap.elem.size
         _packed_elements(ap, a, trailing)
+        for k, (n, step, s) in enumerate(zip(shape, strides, ap.strides, strict=True)):
+            if s is None and n > 1 and step != size:
+                raise ValueError(
+                    f"{ap.label}: dimension {k} must be packed (stride {size} bytes), got strides {a.strides}"
+                )
         inner = next((n for n, s in zip(shape, ap.strides, strict=True) if s is None), 1)
         for k, (n, step, s) in enumerate(zip(shape, strides, ap.strides, strict=True)):
             if s is None:
-                if n > 1 and step != size:
-                    raise ValueError(
-                        f"{ap.label}: dimension {k} must be packed (stride {size} bytes), got strides {a.strides}"
-                    )
                 continue
             if n <= 1:  # any stride: the smallest the function accepts
                 self.sizes[s] = inner
-                continue
-            if step < 0 or step % size:
+            elif step < 0 or step % size:
                 raise ValueError(
                     f"{ap.label}: stride {step} of dimension {k} is not a whole number of {size}-byte elements"
                 )
-            if step // size < inner:
+            elif step // size < inner:
                 raise ValueError(
                     f"{ap.label}: {s} {step // size} (from the strides {a.strides}) is less than a row ({inner})"
                 )
-            self.sizes[s] = step // size
+            else:
+                self.sizes[s] = step // size
 
     def _place(self, ap: ArrayParam, a: Array) -> None:
         """Alignment for the element type, and every array on one device."""
