@@ -126,12 +126,15 @@ class Wrapper:
             self._c, self._size = c, size
         return self._c, self._size
 
-    def bind(self, *inputs: object, out: object = None, stream: int | None = None) -> pymodel.Binding:
-        """Read and check the arrays of a call (no GPU needed): the sizes, pitches, device."""
+    def bind(
+        self, *inputs: object, out: object = None, stream: int | None = None, strict: bool = False
+    ) -> pymodel.Binding:
+        """Read and check the arrays of a call (no GPU needed): the sizes, pitches, device
+        (`strict`: every array's device known, as a call needs)."""
         fn = self.fn
         if len(inputs) != len(fn.inputs):
             raise TypeError(f"{fn.short}() takes {len(fn.inputs)} arrays ({fn.signature()}), got {len(inputs)}")
-        b = pymodel.Binding(fn)
+        b = pymodel.Binding(fn, strict=strict)
         for ap, obj in zip(fn.inputs, inputs, strict=True):
             b.bind(ap, read(obj, ap.label, stream))
         for ap, obj in zip(fn.outputs, _outs(fn, out), strict=True):
@@ -148,12 +151,11 @@ class Wrapper:
         stream: int | None = None,
     ) -> Any:
         cuda.require_device(self.fn.name)  # one clear error without a GPU, before anything is read
+        _keywords(self.fn, out, init, accumulate)
         libs = [alloc.library_of(x) for x in (*inputs, *_given(out))]
         if stream is None:
             stream = alloc.current_stream(libs, _first_device(inputs))
-        b = self.bind(*inputs, out=out, stream=stream)
-        if b.device is None:
-            raise ValueError(f"{self.fn.short}: the arrays' device is unknown (not CUDA device memory)")
+        b = self.bind(*inputs, out=out, stream=stream, strict=True)
         for ap in self.fn.outputs:
             if ap.name not in b.arrays:
                 b.bind(ap, read(alloc.empty(libs, b, ap), ap.label))
@@ -162,20 +164,20 @@ class Wrapper:
         return results[0] if len(results) == 1 else tuple(results)
 
     def _launch(self, b: pymodel.Binding, stream: int, init: object, accumulate: bool) -> None:
+        """On the arrays' device: the producers' streams waited for, the workspace, the C call."""
         c, size = self._functions()
-        rt, device = self.module.runtime(), b.device
-        assert device is not None
-        for a in b.arrays.values():  # CAI v3: the producer's stream, where it is another
-            if a.stream is not None and not alloc.same_stream(a.stream, stream):
-                rt.wait(stream, a.stream)
+        rt = self.module.runtime()
         before = rt.get_device()
+        device = before if b.device is None else b.device  # None: every array empty (NULL)
         if before != device:
             rt.set_device(device)
         try:
+            for a in b.arrays.values():  # CAI v3: the stream an array's data is valid on, where it is another
+                if a.stream is not None and not alloc.same_stream(a.stream, stream):
+                    rt.wait(stream, a.stream)
             nbytes = size(*(b.sizes[w] for w in self.fn.work))
             work, work_bytes = self.module.workspace(device, stream, nbytes)
-            args = self._args(b, work, work_bytes, stream, init, accumulate)
-            rt.check(self.fn.name, c(*args))
+            rt.check(self.fn.name, c(*self._args(b, work, work_bytes, stream, init, accumulate)))
         finally:
             if before != device:
                 rt.set_device(before)
@@ -187,6 +189,16 @@ class Wrapper:
         values.update({f: int(flag) for f in self.fn.flags})
         values.update({h: host_value(self.fn, h, e, init) for h, e in self.fn.host.items()})
         return [values[name] for _, name in self.fn.params]
+
+
+def _keywords(fn: pymodel.Function, out: object, init: object, accumulate: bool) -> None:
+    """init= and accumulate= only where the function has them; accumulate reads out=."""
+    if init is not None and not fn.host:
+        raise TypeError(f"{fn.short}: takes no init= ({fn.signature()})")
+    if accumulate and not fn.flags:
+        raise TypeError(f"{fn.short}: takes no accumulate= ({fn.signature()})")
+    if accumulate and out is None:
+        raise TypeError(f"{fn.short}: accumulate=True folds into {fn.outputs[0].label}: pass it as out=")
 
 
 def _outs(fn: pymodel.Function, out: object) -> list[object]:

@@ -143,6 +143,7 @@ class Binding:
     arrays: dict[str, Array] = field(default_factory=dict)
     device: int | None = None
     dropped: int = -1  # optional leading dimensions left out (-1: none seen yet)
+    strict: bool = False  # every array's device must be known (a call; the CPU tests' fakes have none)
 
     def bind(self, ap: ArrayParam, a: Array) -> None:
         """Check array `a` for parameter `ap` and take the sizes and pitches it gives."""
@@ -209,6 +210,8 @@ class Binding:
         if align > 1 and a.ptr % align:
             raise ValueError(f"{ap.label}: address {a.ptr:#x} is not aligned for {ap.elem.c} ({align} bytes)")
         if a.device is None:
+            if self.strict and a.ptr:  # (an empty array's NULL is fine)
+                raise ValueError(f"{ap.label}: address {a.ptr:#x} is not in CUDA device memory")
             return
         if self.device is None:
             self.device = a.device

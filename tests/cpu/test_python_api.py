@@ -455,3 +455,23 @@ def test_no_array_library_imported(built):
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert not {"torch", "cupy", "jax", "numpy", "numba"} & set(eval(r.stdout))
+
+
+def test_keywords_only_where_the_function_has_them(full):
+    with pytest.raises(TypeError, match="^reduce_sum_f32: takes no init="):
+        pyload._keywords(full["reduce_sum_f32"], None, 1.0, False)
+    with pytest.raises(TypeError, match="^scan_mat2mul_mat2u: takes no accumulate="):
+        pyload._keywords(full["scan_mat2mul_mat2u"], None, None, True)
+    with pytest.raises(TypeError, match="^matmul_plus_times_f32: accumulate=True folds into c: pass it as out="):
+        pyload._keywords(full["matmul_plus_times_f32"], None, None, True)
+    with pytest.raises(TypeError, match="^reduce_sum_f32_by_i32: out= takes a tuple of 3 arrays"):
+        pyload._outs(full["reduce_sum_f32_by_i32"], Fake((3,)))
+
+
+def test_a_call_needs_device_memory(full, monkeypatch):
+    monkeypatch.setattr(cuda, "pointer_device", lambda ptr: None)  # host memory, as the driver says
+    b = pymodel.Binding(full["reduce_sum_f32"], strict=True)
+    with pytest.raises(ValueError, match="^in: address 0x100000 is not in CUDA device memory"):
+        b.bind(full["reduce_sum_f32"].inputs[0], arrays.read(Fake((4,)), "in"))
+    b = pymodel.Binding(full["reduce_sum_f32"], strict=True)
+    b.bind(full["reduce_sum_f32"].inputs[0], arrays.read(Fake((0,), ptr=0), "in"))  # empty: NULL is fine
