@@ -88,3 +88,29 @@ def empty(libs: Sequence[str], b: Binding, ap: ArrayParam) -> object:
         "JAX arrays cannot be written in place" if lib == "jax" else f"assocgen allocates with {' or '.join(ALLOCATES)}"
     )
     raise TypeError(f"{ap.label}: {why}: pass out= a writable CUDA array")
+
+
+def stream_owner(libs: Sequence[str], stream: int, device: int | None, current: bool) -> str:
+    """The arrays' library where `stream` is its current stream (`current`: known to be), so its
+    allocator may make the workspace, ordered on that stream; else ""."""
+    lib = next((x for x in libs if x), "")
+    if lib not in ALLOCATES or device is None:
+        return ""
+    return lib if current or same_stream(current_stream([lib], device), stream) else ""
+
+
+def zeros(lib: str, device: int, nbytes: int) -> Any:
+    """`nbytes` zeroed bytes from the library's allocator on its current stream (None: no library)."""
+    if lib == "torch":
+        torch = _module("torch")
+        return torch.zeros(nbytes, dtype=torch.uint8, device=f"cuda:{device}")
+    if lib == "cupy":
+        cupy = _module("cupy")
+        with cupy.cuda.Device(device):
+            return cupy.zeros(nbytes, dtype="u1")
+    return None
+
+
+def pointer(a: Any) -> int:
+    """The device address of a torch tensor or cupy array."""
+    return int(a.data_ptr()) if hasattr(a, "data_ptr") else int(a.data.ptr)

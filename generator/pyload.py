@@ -55,7 +55,8 @@ class Module:
         self._lib: ctypes.CDLL | None = None
         self._runtime: cuda.Runtime | None = None
         self._lock = threading.Lock()
-        self._work: dict[tuple[int, int], tuple[int, int]] = {}  # (device, stream): (pointer, bytes)
+        # (device, stream): (pointer, bytes, the library's array holding it or None: cudaMalloc's)
+        self._work: dict[tuple[int, int], tuple[int, int, Any]] = {}
         types = {c: pymodel.elem(t) for c, t in self.description["types"].items()}
         self.functions: dict[str, Wrapper] = {}
         for f in self.description["functions"]:
@@ -79,23 +80,26 @@ class Module:
         assert self._runtime is not None
         return self._runtime
 
-    def workspace(self, device: int, stream: int, nbytes: int) -> tuple[int, int]:
+    def workspace(self, device: int, stream: int, nbytes: int, lib: str = "") -> tuple[int, int]:
         """A zeroed workspace of at least `nbytes` for (device, stream): kept, grown when a call
-        needs more (the old one freed after the stream's calls end); the kernels leave it zero."""
+        needs more; the kernels leave it zero.  `lib`: the arrays' library, when the call runs on
+        its current stream: its allocator makes the workspace (stream-ordered, and capturable in
+        a CUDA graph); else cudaMalloc and cudaMemsetAsync."""
         if nbytes == 0:
             return 0, 0
         with self._lock:
-            ptr, size = self._work.get((device, stream), (0, 0))
+            ptr, size, keep = self._work.get((device, stream), (0, 0, None))
             if size >= nbytes:
                 return ptr, size
             rt = self.runtime()
-            if ptr:
+            if ptr and keep is None:  # ours: freed once the stream's calls that use it are done
                 rt.synchronize(stream)
                 rt.free(ptr)
-                del self._work[(device, stream)]
+            self._work.pop((device, stream), None)
             size = max(nbytes, 2 * size)
-            ptr = rt.malloc_zeroed(size, stream)
-            self._work[(device, stream)] = (ptr, size)
+            keep = alloc.zeros(lib, device, size)
+            ptr = alloc.pointer(keep) if keep is not None else rt.malloc_zeroed(size, stream)
+            self._work[(device, stream)] = (ptr, size, keep)
             return ptr, size
 
 
@@ -153,17 +157,18 @@ class Wrapper:
         cuda.require_device(self.fn.name)  # one clear error without a GPU, before anything is read
         _keywords(self.fn, out, init, accumulate)
         libs = [alloc.library_of(x) for x in (*inputs, *_given(out))]
+        current = stream is None  # on the library's current stream: its allocator may make the workspace
         if stream is None:
             stream = alloc.current_stream(libs, _first_device(inputs))
         b = self.bind(*inputs, out=out, stream=stream, strict=True)
         for ap in self.fn.outputs:
             if ap.name not in b.arrays:
                 b.bind(ap, read(alloc.empty(libs, b, ap), ap.label))
-        self._launch(b, stream, init, accumulate)
+        self._launch(b, stream, init, accumulate, alloc.stream_owner(libs, stream, b.device, current))
         results = [b.arrays[ap.name].obj for ap in self.fn.outputs]
         return results[0] if len(results) == 1 else tuple(results)
 
-    def _launch(self, b: pymodel.Binding, stream: int, init: object, accumulate: bool) -> None:
+    def _launch(self, b: pymodel.Binding, stream: int, init: object, accumulate: bool, lib: str) -> None:
         """On the arrays' device: the producers' streams waited for, the workspace, the C call."""
         c, size = self._functions()
         rt = self.module.runtime()
@@ -176,7 +181,7 @@ class Wrapper:
                 if a.stream is not None and not alloc.same_stream(a.stream, stream):
                     rt.wait(stream, a.stream)
             nbytes = size(*(b.sizes[w] for w in self.fn.work))
-            work, work_bytes = self.module.workspace(device, stream, nbytes)
+            work, work_bytes = self.module.workspace(device, stream, nbytes, lib)
             rt.check(self.fn.name, c(*self._args(b, work, work_bytes, stream, init, accumulate)))
         finally:
             if before != device:

@@ -475,3 +475,59 @@ def test_a_call_needs_device_memory(full, monkeypatch):
         b.bind(full["reduce_sum_f32"].inputs[0], arrays.read(Fake((4,)), "in"))
     b = pymodel.Binding(full["reduce_sum_f32"], strict=True)
     b.bind(full["reduce_sum_f32"].inputs[0], arrays.read(Fake((0,), ptr=0), "in"))  # empty: NULL is fine
+
+
+def test_call_path_on_fakes(built, monkeypatch):
+    """A call end to end with the GPU's parts faked: the runtime (but its error names, the
+    library's own) and the C function (its arguments recorded)."""
+    m = assocgen.load(built)
+    calls = []
+
+    class FakeRuntime(cuda.Runtime):
+        def get_device(self):
+            return 0
+
+        def set_device(self, device):
+            calls.append(("set", device))
+
+        def malloc_zeroed(self, nbytes, stream):
+            calls.append(("malloc", nbytes, stream))
+            return 1 << 40
+
+        def synchronize(self, stream):
+            calls.append(("sync", stream))
+
+        def free(self, ptr):
+            calls.append(("free", ptr))
+
+        def wait(self, consumer, producer):
+            calls.append(("wait", consumer, producer))
+
+    monkeypatch.setattr(cuda, "require_device", lambda function="": None)
+    monkeypatch.setattr(cuda, "pointer_device", lambda ptr: 0)
+    m._runtime = FakeRuntime(m.lib())
+    w = m.reduce_sum_f32
+
+    def c(*args):
+        calls.append(("call", *args))
+        return 0
+
+    monkeypatch.setattr(w, "_functions", lambda: (c, lambda n: 4096 if n > 100 else 0))
+    x, o = Fake((1000,)), Fake((1,), ptr=1 << 21)
+    assert w(x, out=o, stream=5) is o
+    assert calls == [("malloc", 4096, 5), ("call", 1 << 20, 1000, 1 << 21, 1 << 40, 4096, 5)]
+    calls.clear()
+    w(x, out=o, stream=5)  # the workspace is kept
+    w(Fake((10,)), out=o)  # none needed; the legacy default stream
+    w(Fake((1000,), stream=9), out=o, stream=5)  # CAI v3: data valid on stream 9
+    assert calls == [
+        ("call", 1 << 20, 1000, 1 << 21, 1 << 40, 4096, 5),
+        ("call", 1 << 20, 10, 1 << 21, None, 0, None),
+        ("wait", 5, 9),
+        ("call", 1 << 20, 1000, 1 << 21, 1 << 40, 4096, 5),
+    ]
+    monkeypatch.setattr(w, "_functions", lambda: (lambda *args: 1, lambda n: 0))
+    with pytest.raises(assocgen.CudaError, match=r"^py_reduce_sum_f32: cudaErrorInvalidValue \(1\)$"):
+        w(x, out=o)
+    with pytest.raises(TypeError, match="^out: assocgen allocates with torch or cupy: pass out= a writable"):
+        w(x)
