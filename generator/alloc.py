@@ -18,7 +18,8 @@ def library_of(obj: object) -> str:
     return library(obj)
 
 
-def _module(lib: str) -> Any:
+def module(lib: str) -> Any:
+    """An array library, imported now (never before its arrays are passed)."""
     return importlib.import_module(lib)
 
 
@@ -27,10 +28,10 @@ def current_stream(libs: Sequence[str], device: int | None) -> int:
     stream, for a library that has none to ask)."""
     lib = next((x for x in libs if x), "")
     if lib == "torch":
-        torch = _module("torch")
+        torch = module("torch")
         return int(torch.cuda.current_stream(device).cuda_stream)
     if lib == "cupy":
-        cupy = _module("cupy")
+        cupy = module("cupy")
         if device is None:
             return int(cupy.cuda.get_current_stream().ptr)
         with cupy.cuda.Device(device):
@@ -78,10 +79,10 @@ def empty(libs: Sequence[str], b: Binding, ap: ArrayParam) -> object:
     dtype, trailing = out_dtype(b, ap)
     shape = b.shape_of(ap) + trailing
     if lib == "torch":
-        torch = _module("torch")
+        torch = module("torch")
         return torch.empty(shape, dtype=getattr(torch, TORCH_DTYPES[dtype]), device=f"cuda:{b.device}")
     if lib == "cupy":
-        cupy = _module("cupy")
+        cupy = module("cupy")
         with cupy.cuda.Device(b.device):
             return cupy.empty(shape, dtype="V" + str(ap.elem.size) if dtype[0] == "V" else "<" + dtype)
     why = (
@@ -102,10 +103,10 @@ def stream_owner(libs: Sequence[str], stream: int, device: int | None, current: 
 def zeros(lib: str, device: int, nbytes: int) -> Any:
     """`nbytes` zeroed bytes from the library's allocator on its current stream (None: no library)."""
     if lib == "torch":
-        torch = _module("torch")
+        torch = module("torch")
         return torch.zeros(nbytes, dtype=torch.uint8, device=f"cuda:{device}")
     if lib == "cupy":
-        cupy = _module("cupy")
+        cupy = module("cupy")
         with cupy.cuda.Device(device):
             return cupy.zeros(nbytes, dtype="u1")
     return None

@@ -531,3 +531,18 @@ def test_call_path_on_fakes(built, monkeypatch):
         w(x, out=o)
     with pytest.raises(TypeError, match="^out: assocgen allocates with torch or cupy: pass out= a writable"):
         w(x)
+
+
+def test_torch_schemas(full):
+    """The torch.library schemas (torch itself is not installed here: registering is a GPU check)."""
+    from assocgen import pytorch
+
+    assert pytorch.schema(full["reduce_sum_f32"]) == "(Tensor input) -> Tensor"
+    assert pytorch.schema(full["segreduce_sum_f32"]) == "(Tensor input, Tensor offsets) -> Tensor"
+    assert pytorch.schema(full["reduce_sum_f32_by_i32"]) == "(Tensor input, Tensor keys) -> (Tensor, Tensor, Tensor)"
+    assert pytorch.schema(full["exscan_mat2mul_mat2u"]) == "(Tensor input) -> Tensor"  # a user type's init: not here
+    assert pytorch.schema(full["matmul_plus_times_f32"]) == "(Tensor a, Tensor b) -> Tensor"
+    ex = pybuild.read_spec('prefix = "e"\n[[scan]]\nop = "sum"\ntype = "f32"\nkind = "exclusive"\n')
+    types = {"float": pymodel.Elem("float", "f32", 4, "float")}
+    fn = pymodel.function(pybuild.describe_function(ex.instances[0], "e"), types)
+    assert pytorch.schema(fn) == "(Tensor input, float? init=None) -> Tensor"
