@@ -71,7 +71,8 @@ def _pointee(p: emit.Param) -> str:
 
 def describe_function(inst: Kernel, prefix: str) -> dict[str, Any]:
     """One public function's description: its C parameters and how Python holds its arrays."""
-    sig = signature(inst)
+    context = emit.FAMILIES[inst.family][1](inst)
+    sig: emit.Signature = context["api_params"]
     arrays, host = [], {}
     for p in sig.params:
         if not p.type.endswith("*") or p.name == "d_work":
@@ -83,7 +84,7 @@ def describe_function(inst: Kernel, prefix: str) -> dict[str, Any]:
         writes = not p.type.startswith("const ")
         arrays.append(dict(name=p.name, c=_pointee(p), writes=writes, in_place=p.in_place, **layout))
     work = [w.split()[-1] for w in emit._work_params(inst).split(", ")]
-    doc = str(emit.FAMILIES[inst.family][1](inst)["doc"])
+    doc = str(context["doc"])
     return dict(
         name=inst.public_name,
         short=inst.public_name.removeprefix(prefix + "_"),
