@@ -10,7 +10,7 @@ optionally the build edges for Ninja.  Command line: `assocgen` or `python3 -m a
 __version__ = "0.2.0"
 
 # the Python API (generator/pyload.py), imported at first use: the generator alone needs none of it
-_PYTHON_API = ("load", "Module", "Wrapper", "CudaError", "NoDeviceError")
+_PYTHON_API = ("load", "Module", "Wrapper", "BuildError", "CudaError", "NoDeviceError")
 
 
 def __getattr__(name: str) -> object:

@@ -167,7 +167,12 @@ def target(arch: list[int] | tuple[int, ...] | None, nvcc: str | None) -> Target
     archs = tuple(sorted({int(str(a).removeprefix("sm_").removeprefix("compute_")) for a in arch}))
     if not archs:
         raise BuildError("no architecture to build for")
-    return Target(archs, cuda.find_nvcc(nvcc))
+    try:
+        found = cuda.find_nvcc(nvcc)
+        cuda.nvcc_version(found)  # it runs (a part of the key)
+    except (FileNotFoundError, PermissionError, subprocess.SubprocessError) as e:
+        raise BuildError(str(e)) from None
+    return Target(archs, found)
 
 
 def generator_digest() -> str:
@@ -308,6 +313,6 @@ def main(argv: list[str]) -> int:
     except SpecError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_SPEC
-    except (BuildError, FileNotFoundError, OSError) as e:
+    except (BuildError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_FAILED

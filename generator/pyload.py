@@ -19,8 +19,9 @@ from typing import Any
 from . import alloc, cuda, pybuild, pymodel
 from .arrays import read
 from .cuda import CudaError, NoDeviceError
+from .pybuild import BuildError
 
-__all__ = ["load", "Module", "Wrapper", "CudaError", "NoDeviceError"]
+__all__ = ["load", "Module", "Wrapper", "BuildError", "CudaError", "NoDeviceError"]
 
 C_TYPES: dict[str, Any] = {"size_t": ctypes.c_size_t, "int": ctypes.c_int, "cudaStream_t": ctypes.c_void_p}
 

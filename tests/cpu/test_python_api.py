@@ -546,3 +546,8 @@ def test_torch_schemas(full):
     types = {"float": pymodel.Elem("float", "f32", 4, "float")}
     fn = pymodel.function(pybuild.describe_function(ex.instances[0], "e"), types)
     assert pytorch.schema(fn) == "(Tensor input, float? init=None) -> Tensor"
+
+
+def test_no_nvcc_is_a_build_error(tmp_path):
+    with pytest.raises(assocgen.BuildError, match="nvcc not found"):
+        assocgen.load(SMALL, arch=[90], nvcc=str(tmp_path / "nvcc"), cache_dir=tmp_path)
