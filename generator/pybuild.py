@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import __version__, cuda, emit, pymodel
+from . import __version__, cuda, emit, probe, pymodel
 from .ctypes_ import BUILTIN_TYPES, CType
 from .exits import EXIT_FAILED, EXIT_OK, EXIT_SPEC, Parser, UsageError
 from .spec import Instance, Kernel, Spec, SpecError, load, parse
@@ -208,13 +208,12 @@ def build_into(spec: Spec, t: Target, folder: Path) -> None:
     (src / cuda.GLUE_NAME).write_text(cuda.RUNTIME_GLUE)
     sources = sorted(src.glob("*.cu"))
     objects = [s.with_suffix(".o") for s in sources]
+
+    def compile_one(source: Path) -> None:
+        _nvcc(t, [*t.flags, *t.gencode(), "-I", str(src), "-c", str(source), "-o", str(source.with_suffix(".o"))])
+
     with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        list(
-            pool.map(
-                lambda so: _nvcc(t, [*t.flags, *t.gencode(), "-I", str(src), "-c", str(so[0]), "-o", str(so[1])]),
-                zip(sources, objects, strict=True),
-            )
-        )
+        list(pool.map(compile_one, sources))
     lib = folder / f"lib{spec.prefix}.so"
     _nvcc(t, ["-shared", *t.gencode(), *map(str, objects), "-o", str(lib)])
     for o in objects:
@@ -238,6 +237,7 @@ def build_cached(spec: Spec, t: Target, cache: Path) -> Path:
     final = cache / f"{spec.prefix}-{cache_key(spec, t)}"
     if (final / DESCRIPTION).is_file():
         return final
+    probe.check(spec)  # the spec's own C, its first error named by its key (SpecError)
     cache.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=cache))
     try:
@@ -253,12 +253,14 @@ def build_cached(spec: Spec, t: Target, cache: Path) -> Path:
 
 
 def build_to(spec: Spec, t: Target, out: Path) -> list[Path]:
-    """`assocgen build`: the library, its description and header into `out` (each file replaced
-    whole: built in a temporary folder beside it first)."""
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".assocgen-build.", dir=out))
+    """`assocgen build`: the library, its description and header into `out` (built in a temporary
+    folder beside it first: a failed build writes nothing)."""
+    probe.check(spec)  # the spec's own C, its first error named by its key (SpecError)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         build_into(spec, t, tmp / "b")
+        out.mkdir(exist_ok=True)
         written = []
         for name in (f"lib{spec.prefix}.so", f"{spec.prefix}.h", DESCRIPTION):
             os.replace(tmp / "b" / name, out / name)

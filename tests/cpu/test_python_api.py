@@ -446,7 +446,7 @@ def test_build_failure_is_exit_1(tmp_path):
     fake.chmod(0o755)
     r = run_gen("build", tmp_path / "s.toml", "-o", tmp_path / "o", "--arch", "90", "--nvcc", fake)
     assert r.returncode == 1 and r.stderr == "error: nvcc failed (1): x.cu(1): error: no\n"
-    assert [p.name for p in (tmp_path / "o").iterdir()] == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nvcc", "s.toml"]
 
 
 def test_no_array_library_imported(built):
@@ -551,3 +551,10 @@ def test_torch_schemas(full):
 def test_no_nvcc_is_a_build_error(tmp_path):
     with pytest.raises(assocgen.BuildError, match="nvcc not found"):
         assocgen.load(SMALL, arch=[90], nvcc=str(tmp_path / "nvcc"), cache_dir=tmp_path)
+
+
+def test_build_reports_the_specs_c_by_its_key(tmp_path):
+    (tmp_path / "s.toml").write_text(SMALL.replace("return r;", "return r"))
+    r = run_gen("build", tmp_path / "s.toml", "-o", tmp_path / "o", "--arch", "90")
+    assert_one_error_line(r)
+    assert "operator 'compose': combine_body" in r.stderr and not (tmp_path / "o").exists()
