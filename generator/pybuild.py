@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,8 +135,6 @@ def read_spec(spec: str | os.PathLike[str]) -> Spec:
     text = str(spec)
     if not is_text(spec):
         return load(text)
-    import tomllib
-
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
