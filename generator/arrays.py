@@ -10,6 +10,7 @@ read as a CUDA array.
 import ctypes
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from . import cuda
@@ -51,7 +52,12 @@ class Array:
 
 def library(obj: object) -> str:
     """The library an array comes from, by its type's module: torch, cupy, jax, numba or ""."""
-    module = type(obj).__module__.split(".")[0]
+    return _library(type(obj).__module__)
+
+
+@cache
+def _library(module_name: str) -> str:
+    module = module_name.split(".")[0]
     return {"jaxlib": "jax"}.get(module, module if module in ("torch", "cupy", "jax", "numba") else "")
 
 
@@ -81,10 +87,10 @@ def _from_cai(obj: object, name: str, cai: dict[str, Any]) -> Array:
         raise TypeError(f"{name}: __cuda_array_interface__ version {cai.get('version')} (2 and 3 are read)")
     if cai.get("mask") is not None:
         raise ValueError(f"{name}: a masked array (__cuda_array_interface__ mask) is not accepted")
-    m = _TYPESTR.match(str(cai.get("typestr", "")))
-    if not m or m.group(1) == ">":
+    element = _typestr(str(cai.get("typestr", "")))
+    if element is None:
         raise TypeError(f"{name}: element type {cai.get('typestr')!r} is not a little-endian number or record")
-    kind, itemsize = m.group(2), int(m.group(3))
+    kind, itemsize = element
     shape = tuple(int(d) for d in cai["shape"])
     strides = cai.get("strides")
     strides = contiguous(shape, itemsize) if strides is None else tuple(int(s) for s in strides)
@@ -103,6 +109,13 @@ def _from_cai(obj: object, name: str, cai: dict[str, Any]) -> Array:
         None if stream is None else int(stream),
         obj,
     )
+
+
+@cache
+def _typestr(typestr: str) -> tuple[str, int] | None:
+    """(kind, itemsize) of a CAI typestr such as `<f4`; None for big-endian or unknown ones."""
+    m = _TYPESTR.match(typestr)
+    return None if not m or m.group(1) == ">" else (m.group(2), int(m.group(3)))
 
 
 def contiguous(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
