@@ -103,6 +103,23 @@ class Module:
             self._work[(device, stream)] = (ptr, size, keep)
             return ptr, size
 
+    def release(self) -> None:
+        """Free the workspaces (after the calls on their streams are done); the next call makes one again."""
+        with self._lock:
+            ours = [(d, s, p) for (d, s), (p, _, keep) in self._work.items() if keep is None]
+            self._work.clear()
+            if not ours:
+                return
+            rt = self.runtime()
+            before = rt.get_device()
+            for device, stream, ptr in ours:
+                if device != rt.get_device():
+                    rt.set_device(device)
+                rt.synchronize(stream)
+                rt.free(ptr)
+            if rt.get_device() != before:
+                rt.set_device(before)
+
 
 class Wrapper:
     """One public C function as a Python callable: f(*inputs, out=None, init=None, accumulate=False,

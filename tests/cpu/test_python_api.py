@@ -178,6 +178,12 @@ def test_outputs_checked(full):
     assert b.sizes == {"n": 5}
 
 
+def test_scan_in_place(full):
+    x = Fake((7, 4), "<u4")
+    assert bind(full["scan_mat2mul_mat2u"], x, out=x).sizes == {"n": 7}
+    assert full["scan_mat2mul_mat2u"].outputs[0].in_place == ""  # the C function allows d_out == d_in
+
+
 def test_user_types_as_trailing_dimensions(full):
     fn = full["scan_mat2mul_mat2u"]  # 16 bytes
     for shape, typestr in [((7, 4), "<u4"), ((7, 2, 2), "<u4"), ((7, 2), "<f8"), ((7,), "|V16"), ((7, 16), "|u1")]:
@@ -526,6 +532,9 @@ def test_call_path_on_fakes(built, monkeypatch):
         ("wait", 5, 9),
         ("call", 1 << 20, 1000, 1 << 21, 1 << 40, 4096, 5),
     ]
+    calls.clear()
+    m.release()
+    assert calls == [("sync", 5), ("free", 1 << 40)] and not m._work
     monkeypatch.setattr(w, "_functions", lambda: (lambda *args: 1, lambda n: 0))
     with pytest.raises(assocgen.CudaError, match=r"^py_reduce_sum_f32: cudaErrorInvalidValue \(1\)$"):
         w(x, out=o)
