@@ -163,7 +163,7 @@ int ag_py_malloc(void **p, size_t bytes) { return (int)cudaMalloc(p, bytes); }
 int ag_py_free(void *p) { return (int)cudaFree(p); }
 int ag_py_memset_async(void *p, size_t bytes, cudaStream_t s) { return (int)cudaMemsetAsync(p, 0, bytes, s); }
 int ag_py_stream_synchronize(cudaStream_t s) { return (int)cudaStreamSynchronize(s); }
-int ag_py_peek(void) { return (int)cudaPeekAtLastError(); }
+int ag_py_memcpy(void *dst, const void *src, size_t n) { return (int)cudaMemcpy(dst, src, n, cudaMemcpyDefault); }
 /* `consumer` waits for the work queued on `producer` so far */
 int ag_py_stream_wait(cudaStream_t consumer, cudaStream_t producer)
 {
@@ -193,6 +193,7 @@ class Runtime:
         for name in ("ag_py_free", "ag_py_stream_synchronize"):
             getattr(lib, name).argtypes = [ctypes.c_void_p]
         lib.ag_py_stream_wait.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        lib.ag_py_memcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
 
     def error_name(self, code: int) -> str:
         name = self.lib.ag_py_error_name(code)
@@ -229,3 +230,7 @@ class Runtime:
 
     def wait(self, consumer: int, producer: int) -> None:
         self.call("cudaStreamWaitEvent", self.lib.ag_py_stream_wait, consumer, producer)
+
+    def copy(self, dst: int, src: int, nbytes: int) -> None:
+        """cudaMemcpy, either way (cudaMemcpyDefault), synchronous: for tests without an array library."""
+        self.call("cudaMemcpy", self.lib.ag_py_memcpy, dst, src, nbytes)
