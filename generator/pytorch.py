@@ -10,12 +10,14 @@ NOT YET RUN: torch is not installed where the CPU tests run; the GPU checks (tes
 torch.compile and CUDA graph capture) are to come.
 """
 
+from pathlib import Path
 from typing import Any
 
 from . import alloc, pymodel
 from .arrays import Array
 from .pyload import Module, Wrapper
 
+_REGISTERED: dict[str, tuple[Path, dict[str, Any]]] = {}  # namespace: (the build's folder, its ops)
 SCHEMA_INIT = {"float": "float? init=None", "int": "int? init=None", "uint": "int? init=None"}
 
 
@@ -24,6 +26,11 @@ def register(module: Module, namespace: str | None = None) -> dict[str, Any]:
     assocgen_<prefix>); returns the ops by short name."""
     torch = alloc.module("torch")
     ns = namespace or f"assocgen_{module.prefix}"
+    if ns in _REGISTERED:  # torch.library defines a name once a process
+        folder, ops = _REGISTERED[ns]
+        if folder != module.folder:
+            raise ValueError(f"torch.ops.{ns} already holds {folder}'s functions: pass another namespace=")
+        return ops
     ops = {}
     for w in module.functions.values():
         qualname = f"{ns}::{w.fn.short}"
@@ -31,6 +38,7 @@ def register(module: Module, namespace: str | None = None) -> dict[str, Any]:
         torch.library.impl(qualname, "cuda", _cuda(w))
         torch.library.register_fake(qualname, _fake(w))
         ops[w.fn.short] = getattr(getattr(torch.ops, ns), w.fn.short)
+    _REGISTERED[ns] = (module.folder, ops)
     return ops
 
 

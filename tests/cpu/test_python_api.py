@@ -567,3 +567,88 @@ def test_build_reports_the_specs_c_by_its_key(tmp_path):
     r = run_gen("build", tmp_path / "s.toml", "-o", tmp_path / "o", "--arch", "90")
     assert_one_error_line(r)
     assert "operator 'compose': combine_body" in r.stderr and not (tmp_path / "o").exists()
+
+
+class _Dtype:
+    def __init__(self, name, size, floating=False, signed=True):
+        self.name, self.size, self.is_floating_point, self.is_signed, self.is_complex = (
+            name,
+            size,
+            floating,
+            signed,
+            False,
+        )
+
+
+class _FakeTorch:
+    """Just what assocgen.pytorch touches of torch: library registration, ops, dtypes, empty."""
+
+    float32, int32, uint8, bool = _Dtype("float32", 4, True), _Dtype("int32", 4), _Dtype("uint8", 1, signed=False), None
+
+    def __init__(self):
+        self.defined, self.impls, self.fakes = {}, {}, {}
+        torch = self
+
+        class Library:
+            @staticmethod
+            def define(qualname, schema):
+                torch.defined[qualname] = schema
+
+            @staticmethod
+            def impl(qualname, device, fn):
+                torch.impls[qualname] = (device, fn)
+
+            @staticmethod
+            def register_fake(qualname, fn):
+                torch.fakes[qualname] = fn
+
+        self.library = Library()
+        self.ops = type("Ops", (), {})()
+
+    def empty(self, shape, dtype, device):
+        return ("empty", tuple(shape), dtype.name, device)
+
+
+class _Tensor:
+    def __init__(self, shape, dtype, strides=None):
+        self.shape, self.dtype, self.device = tuple(shape), dtype, "cuda:0"
+        self._strides = strides or arrays.contiguous(self.shape, 1)
+
+    def stride(self):
+        return self._strides
+
+    def element_size(self):
+        return self.dtype.size
+
+
+def test_torch_registration_on_a_fake_torch(built, monkeypatch):
+    from assocgen import pytorch
+
+    torch = _FakeTorch()
+    torch.ops.assocgen_py = type("Ns", (), {f: f"op:{f}" for f in ("reduce_sum_f32", "scan_compose_affine")})()
+    torch.ops.assocgen_py.exscan_compose_affine = "op:ex"
+    torch.ops.assocgen_py.reduce_mat3mul_mat3u = "op:mat3"
+    monkeypatch.setattr(alloc, "module", lambda lib: torch)
+    monkeypatch.setattr(pytorch, "_REGISTERED", {})
+    m = assocgen.load(built)
+    ops = pytorch.register(m)
+    assert ops["reduce_sum_f32"] == "op:reduce_sum_f32" and pytorch.register(m) is ops
+    assert torch.defined["assocgen_py::exscan_compose_affine"] == "(Tensor input) -> Tensor"
+    assert torch.impls["assocgen_py::reduce_sum_f32"][0] == "cuda"
+    fake = torch.fakes["assocgen_py::scan_compose_affine"]
+    assert fake(_Tensor((100, 2), torch.float32)) == ("empty", (100, 2), "float32", "cuda:0")
+    assert torch.fakes["assocgen_py::reduce_sum_f32"](_Tensor((7,), torch.float32)) == (
+        "empty",
+        (1,),
+        "float32",
+        "cuda:0",
+    )
+    with pytest.raises(TypeError, match="^in: expected float"):
+        torch.fakes["assocgen_py::reduce_sum_f32"](_Tensor((7,), torch.int32))
+    monkeypatch.setattr(pyload.Wrapper, "__call__", lambda self, *a, **k: (self.fn.short, a, k))
+    impl = torch.impls["assocgen_py::exscan_compose_affine"][1]
+    assert impl("x", 2.0) == ("exscan_compose_affine", ("x",), {"init": 2.0})  # the dispatcher's positional init
+    assert impl("x") == ("exscan_compose_affine", ("x",), {"init": None})
+    monkeypatch.setattr(m, "folder", built.parent)  # another build under the same namespace: refused
+    with pytest.raises(ValueError, match="already holds"):
+        pytorch.register(m)
