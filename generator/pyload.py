@@ -63,7 +63,8 @@ class Module:
         for f in self.description["functions"]:
             w = Wrapper(self, pymodel.function(f, types))
             self.functions[w.fn.short] = w
-            setattr(self, w.fn.short, w)
+            if not hasattr(self, w.fn.short):  # a name of the module's own (release, lib): the full name only
+                setattr(self, w.fn.short, w)
             setattr(self, w.fn.name, w)
 
     def __repr__(self) -> str:
@@ -170,14 +171,13 @@ class Wrapper:
         out: object = None,
         init: object = None,
         accumulate: bool = False,
-        stream: int | None = None,
+        stream: object = None,
     ) -> Any:
         cuda.require_device(self.fn.name)  # one clear error without a GPU, before anything is read
         _keywords(self.fn, out, init, accumulate)
         libs = [alloc.library_of(x) for x in (*inputs, *_given(out))]
         current = stream is None  # on the library's current stream: its allocator may make the workspace
-        if stream is None:
-            stream = alloc.current_stream(libs, _first_device(inputs))
+        stream = alloc.current_stream(libs, _first_device(inputs)) if stream is None else stream_handle(stream)
         b = self.bind(*inputs, out=out, stream=stream, strict=True)
         for ap in self.fn.outputs:
             if ap.name not in b.arrays:
@@ -212,6 +212,17 @@ class Wrapper:
         values.update({f: int(flag) for f in self.fn.flags})
         values.update({h: host_value(self.fn, h, e, init) for h, e in self.fn.host.items()})
         return [values[name] for _, name in self.fn.params]
+
+
+def stream_handle(stream: object) -> int:
+    """A stream as its cudaStream_t: an integer, or a torch.cuda.Stream (cuda_stream) or a cupy
+    Stream (ptr)."""
+    for attr in ("cuda_stream", "ptr"):
+        if hasattr(stream, attr):
+            stream = getattr(stream, attr)
+    if not isinstance(stream, int) or stream < 0:
+        raise TypeError(f"stream: expected a stream handle (an int, torch or cupy stream), got {stream!r}")
+    return stream
 
 
 def _keywords(fn: pymodel.Function, out: object, init: object, accumulate: bool) -> None:

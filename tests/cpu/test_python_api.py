@@ -463,6 +463,14 @@ def test_no_array_library_imported(built):
     assert not {"torch", "cupy", "jax", "numpy", "numba"} & set(eval(r.stdout))
 
 
+def test_stream_handles():
+    torch_like = type("Stream", (), {"cuda_stream": 77})()
+    cupy_like = type("Stream", (), {"ptr": 78})()
+    assert [pyload.stream_handle(s) for s in (5, torch_like, cupy_like)] == [5, 77, 78]
+    with pytest.raises(TypeError, match="^stream: expected a stream handle"):
+        pyload.stream_handle("default")
+
+
 def test_keywords_only_where_the_function_has_them(full):
     with pytest.raises(TypeError, match="^reduce_sum_f32: takes no init="):
         pyload._keywords(full["reduce_sum_f32"], None, 1.0, False)
