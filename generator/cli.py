@@ -18,7 +18,7 @@ from .exits import EXIT_FAILED, EXIT_OK, EXIT_SPEC, Parser, UsageError
 # The generator's modules, guarded: without a package they need (jinja2), or on a Python older
 # than 3.11 (tomllib, StrEnum), main() says so in one line instead of a traceback.
 try:
-    from . import emit, ninja, probe, tune
+    from . import emit, ninja, probe, pybuild, tune
     from .spec import Spec, SpecError, load
     from .tunefile import TuningError, apply, read
 except ImportError as e:
@@ -166,6 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["tune"]:  # `assocgen tune SPEC`: measure shapes on this GPU (generator/tune.py)
         return tune.tune(argv[1:])
+    if argv[:1] == ["build"]:  # `assocgen build SPEC -o DIR`: a shared library for Python (generator/pybuild.py)
+        return pybuild.main(argv[1:])
     try:
         return _generate(_parse(argv))
     except SpecError as e:

@@ -1,0 +1,117 @@
+"""What the Python wrappers ask of an array's own library, imported only when its arrays are passed:
+its current stream, and new arrays for the outputs (torch and cupy; JAX arrays cannot be written
+in place, so a JAX caller passes out= until the jax.ffi path exists).
+"""
+
+import importlib
+from collections.abc import Sequence
+from typing import Any
+
+from .arrays import library
+from .pymodel import ArrayParam, Binding, element_dims
+
+ALLOCATES = ("torch", "cupy")
+LEGACY_STREAMS = (0, 1)  # 0: the legacy default stream; CAI and DLPack spell it 1
+
+
+def library_of(obj: object) -> str:
+    return library(obj)
+
+
+def module(lib: str) -> Any:
+    """An array library, imported now (never before its arrays are passed)."""
+    return importlib.import_module(lib)
+
+
+def current_stream(libs: Sequence[str], device: int | None) -> int:
+    """The current stream of the first array's library on `device` (0, the legacy default
+    stream, for a library that has none to ask)."""
+    lib = next((x for x in libs if x), "")
+    if lib == "torch":
+        torch = module("torch")
+        return int(torch.cuda.current_stream(device).cuda_stream)
+    if lib == "cupy":
+        cupy = module("cupy")
+        if device is None:
+            return int(cupy.cuda.get_current_stream().ptr)
+        with cupy.cuda.Device(device):
+            return int(cupy.cuda.get_current_stream().ptr)
+    return 0
+
+
+def same_stream(a: int, b: int) -> bool:
+    return a == b or (a in LEGACY_STREAMS and b in LEGACY_STREAMS)
+
+
+TORCH_DTYPES = {
+    "f2": "float16",
+    "f4": "float32",
+    "f8": "float64",
+    "i1": "int8",
+    "i2": "int16",
+    "i4": "int32",
+    "i8": "int64",
+    "u1": "uint8",
+    "u2": "uint16",
+    "u4": "uint32",
+    "u8": "uint64",
+    "b1": "bool",
+}
+
+
+def out_dtype(b: Binding, ap: ArrayParam) -> tuple[str, tuple[int, ...]]:
+    """An output's element as (dtype like "f4", trailing dimensions): a number's own; a user type's
+    as the input of the same type holds it, else bytes."""
+    e = ap.elem
+    if e.kind != "struct":
+        return {"int": "i", "uint": "u", "float": "f"}[e.kind] + str(e.size), ()
+    for src in b.fn.arrays:
+        a = b.arrays.get(src.name)
+        if a is not None and src.elem == e and not src.writes:
+            k = element_dims(src, a)
+            return a.dtype, a.shape[len(a.shape) - k :]
+    return "u1", (e.size,)
+
+
+def empty(libs: Sequence[str], b: Binding, ap: ArrayParam) -> object:
+    """A new output array for `ap`, from the first input's library, on the call's device."""
+    lib = next((x for x in libs if x), "")
+    dtype, trailing = out_dtype(b, ap)
+    shape = b.shape_of(ap) + trailing
+    if lib == "torch":
+        torch = module("torch")
+        return torch.empty(shape, dtype=getattr(torch, TORCH_DTYPES[dtype]), device=f"cuda:{b.device}")
+    if lib == "cupy":
+        cupy = module("cupy")
+        with cupy.cuda.Device(b.device):
+            return cupy.empty(shape, dtype="V" + str(ap.elem.size) if dtype[0] == "V" else "<" + dtype)
+    why = (
+        "JAX arrays cannot be written in place" if lib == "jax" else f"assocgen allocates with {' or '.join(ALLOCATES)}"
+    )
+    raise TypeError(f"{ap.label}: {why}: pass out= a writable CUDA array")
+
+
+def stream_owner(libs: Sequence[str], stream: int, device: int | None, current: bool) -> str:
+    """The arrays' library where `stream` is its current stream (`current`: known to be), so its
+    allocator may make the workspace, ordered on that stream; else ""."""
+    lib = next((x for x in libs if x), "")
+    if lib not in ALLOCATES or device is None:
+        return ""
+    return lib if current or same_stream(current_stream([lib], device), stream) else ""
+
+
+def zeros(lib: str, device: int, nbytes: int) -> Any:
+    """`nbytes` zeroed bytes from the library's allocator on its current stream (None: no library)."""
+    if lib == "torch":
+        torch = module("torch")
+        return torch.zeros(nbytes, dtype=torch.uint8, device=f"cuda:{device}")
+    if lib == "cupy":
+        cupy = module("cupy")
+        with cupy.cuda.Device(device):
+            return cupy.zeros(nbytes, dtype="u1")
+    return None
+
+
+def pointer(a: Any) -> int:
+    """The device address of a torch tensor or cupy array."""
+    return int(a.data_ptr()) if hasattr(a, "data_ptr") else int(a.data.ptr)
