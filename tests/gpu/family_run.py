@@ -59,6 +59,13 @@ def build(
     return exe
 
 
+def host_fn(ret: str, name: str, params: str, body: str) -> str:
+    """A static host function around the spec's own C (statements, one a line): the CPU
+    references' copy of an operator's identity, combine or lift."""
+    body = "\n    ".join(body.splitlines())
+    return f"static {ret} {name}({params})\n{{\n    {body}\n}}\n"
+
+
 def _wait(p):
     err = p.communicate()[1]
     if p.returncode or "warning" in err.lower():

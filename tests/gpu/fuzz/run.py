@@ -211,11 +211,11 @@ def _operator_case(op, draw: str) -> str:
     lift = f"h_lift_{n}(x, i)" if op.in_type.c != op.acc_type.c else "x"
     out = [
         f"// ---- {n}: {op.summary}",
-        _host_fn(A, f"h_identity_{n}", "void", op.identity),
-        _host_fn(A, f"h_combine_{n}", f"{A} a, {A} b", op.combine),
+        family_run.host_fn(A, f"h_identity_{n}", "void", op.identity),
+        family_run.host_fn(A, f"h_combine_{n}", f"{A} a, {A} b", op.combine),
     ]
     if lift != "x":
-        out.append(_host_fn(A, f"h_lift_{n}", f"{In} x, size_t i", f"(void)i;\n{op.lift}"))
+        out.append(family_run.host_fn(A, f"h_lift_{n}", f"{In} x, size_t i", f"(void)i;\n{op.lift}"))
     out.append(
         f"struct Case_{n} {{\n"
         f"    void gen(std::vector<{In}> &h, uint64_t seed) const\n"
@@ -225,11 +225,6 @@ def _operator_case(op, draw: str) -> str:
         f"    Result same({A} got, {A} want) const {{ return exact(got, want); }}\n}};\n"
     )
     return "\n".join(out)
-
-
-def _host_fn(ret: str, name: str, params: str, body: str) -> str:
-    body = "\n    ".join(body.splitlines())
-    return f"static {ret} {name}({params})\n{{\n    {body}\n}}\n"
 
 
 def _call(inst, rng: random.Random) -> str:

@@ -43,11 +43,6 @@ LARGE = {"mi_reduce_dot_f32", "mi_reduce_affine8_u32", "mi_scan_idot_i32", "mi_e
 HUGE = "mi_reduce_affine8_u32"
 
 
-def _host_fn(ret, name, params, body):
-    body = "\n    ".join(body.splitlines())
-    return f"static {ret} {name}({params})\n{{\n    {body}\n}}\n"
-
-
 def _operator(op) -> str:
     """The records, the split, the host copy of the operator and the runners' case for `op`."""
     n, A = op.name, op.acc_type.c
@@ -69,7 +64,7 @@ def _operator(op) -> str:
         + f"        if (n) split_{n}<<<split_blocks(n), 256>>>(r, n, {', '.join(xs)});\n"
         "        return cudaGetLastError();\n    }\n"
         f"    ~Soa_{n}() {{ cudaDeviceSynchronize();" + "".join(f" exact_free({x});" for x in xs) + " }\n};",
-        _host_fn(
+        family_run.host_fn(
             A,
             f"h_lift_{n}",
             ", ".join(f"{t.c} {x}" for t, x in zip(op.inputs, xs, strict=True)) + ", size_t i",
@@ -91,8 +86,8 @@ def _operator(op) -> str:
             f"    Result same({A} got, FloatRef want) const {{ return f.same(got, want); }}\n}};"
         )
     else:  # exact: the spec's combine and lift in order
-        out.append(_host_fn(A, f"h_identity_{n}", "void", op.identity))
-        out.append(_host_fn(A, f"h_combine_{n}", f"{A} a, {A} b", op.combine))
+        out.append(family_run.host_fn(A, f"h_identity_{n}", "void", op.identity))
+        out.append(family_run.host_fn(A, f"h_combine_{n}", f"{A} a, {A} b", op.combine))
         out.append(
             f"struct Case_{n} {{\n{gen}"
             f"    {A} start() const {{ return h_identity_{n}(); }}\n"
