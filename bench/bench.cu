@@ -1013,7 +1013,7 @@ static void usage(FILE *f)
                "              the segmented rows from 2^12 to 2^18; medium: the scans and the scan by key\n"
                "              from 2^17 to 2^21; small: the scans from 2^12 to 2^16 and at 2^18, the 2x2\n"
                "              matrix reduce at 2^14-2^18)\n"
-               "  --logs L,... the sizes (log2 n) of segavg and segsizes instead of theirs\n"
+               "  --logs L,... the sizes (log2 n) instead of each kind's own (the segmented scan at most 2^27)\n"
                "  --csv FILE  also write the results as CSV\n");
 }
 
@@ -1021,7 +1021,7 @@ int main(int argc, char **argv)
 {
     bool quick = false;
     const char *csv = nullptr, *only = nullptr;
-    std::vector<int> sizes;   // --logs: the sizes of segavg and segsizes instead of theirs
+    std::vector<int> sizes;   // --logs: the sizes instead of each kind's own
     Bench b = {};
     b.graphs = true;
     for (int i = 1; i < argc; ++i) {
@@ -1064,6 +1064,8 @@ int main(int argc, char **argv)
     logs16 = logs;
     if (!quick)
         logs16.insert(logs16.end() - 1, 27);
+    if (!sizes.empty())
+        logs = logs16 = sizes;
 
     int dev = 0, mem_khz = 0;
     cudaDeviceProp prop;
@@ -1190,10 +1192,10 @@ int main(int argc, char **argv)
     }
     if (wanted(only, "segmented")) {
         const std::vector<std::string> dists = {"avg1000", "1..16", "ones", "one", "power", "giant"};
-        for (int lg : quick ? std::vector<int>{20, 28} : std::vector<int>{20, 24, 28})
+        for (int lg : !sizes.empty() ? sizes : quick ? std::vector<int>{20, 28} : std::vector<int>{20, 24, 28})
             run_segreduce_rows(b, lg, dists);
-        for (int lg : quick ? std::vector<int>{20, 27} : std::vector<int>{20, 24, 27})
-            run_segscan_rows(b, lg, {"1..16", "avg1000", "power"});
+        for (int lg : !sizes.empty() ? sizes : quick ? std::vector<int>{20, 27} : std::vector<int>{20, 24, 27})
+            run_segscan_rows(b, std::min(lg, 27), {"1..16", "avg1000", "power"});
     }
 
     if (!results.empty()) {

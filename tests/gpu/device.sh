@@ -25,7 +25,7 @@ if [ "$mode" != bench ]; then
     grep -E "^FAIL|passed,|memcheck|racecheck" "$OUT/transpose-test.log" | tail -20
     summary+=("transpose tests ($mode): rc=$rc $(grep -E 'passed,' "$OUT/transpose-test.log" | head -1) [$(( $(date +%s) - t2 ))s]")
     t4=$(date +%s)   # the argument checks: every public signature's refusals, then memcheck
-    OUT=$OUT bash tests/gpu/args/run.sh > "$OUT/args-test-stdout.log" 2>&1
+    OUT=$OUT python3 tests/gpu/args/run.py --jobs 16 > "$OUT/args-test-stdout.log" 2>&1
     rc=$?
     grep -E "FAIL|passed,|memcheck" "$OUT/args-test-stdout.log" | tail -20
     summary+=("args tests: rc=$rc $(grep -E 'passed,' "$OUT/args-test-stdout.log" | tail -1) [$(( $(date +%s) - t4 ))s]")

@@ -66,6 +66,36 @@ def host_fn(ret: str, name: str, params: str, body: str) -> str:
     return f"static {ret} {name}({params})\n{{\n    {body}\n}}\n"
 
 
+def driver_call(inst, fn: str, case: str, sizes, quick: str = "quick", In: str = "") -> str:
+    """The driver's call (tests/gpu/driver.cuh) that tests an instance: its runner, the record of
+    `fn` (the function called, e.g. its public name) as that runner's function type, the case
+    (an expression) and, but along rows and columns, the sizes (`sizes()`, an expression). `In`:
+    the input element's type where the record takes another than the operator's."""
+    op, name = inst.op, inst.public_name
+    In, Out, Acc = In or op.in_type.c, op.out_type.c, op.acc_type.c
+    record = f'{{"{name}", {name}_workspace_bytes, {fn}'
+    if inst.family in ("rows", "cols"):
+        if inst.family == "rows" and inst.kind != "reduce":  # scans along rows
+            exclusive = str(inst.kind == "exscan").lower()
+            return f"run_rows_scan(RowsScanFn<{In}, {Out}>{record}}}, {case}, {quick}, st, {exclusive});"
+        down = ", true" if inst.family == "cols" else ""
+        return f"run_rows(RowsFn<{In}, {Out}>{record}}}, {case}, {quick}, st{down});"
+    K = inst.index.c if inst.index else ""
+    H = K if inst.heads == "keys" else "uint8_t"
+    runner, fn_type = {
+        "reduce": ("run_reduce", f"ReduceFn<{In}, {Out}>"),
+        "scan": ("run_scan", f"ScanFn<{In}, {Out}>"),
+        "exscan": ("run_exscan", f"ExScanFn<{In}, {Out}, {Acc}>"),
+        "segscan": ("run_segscan", f"SegScanFn<{In}, {Out}, {H}>"),
+        "exsegscan": ("run_exsegscan", f"ExSegScanFn<{In}, {Out}, {H}, {Acc}>"),
+        "reduce_by_key": ("run_reduce_by_key", f"ReduceByKeyFn<{In}, {Out}, {K}>"),
+        "segreduce": ("run_segreduce", f"SegReduceFn<{In}, {Out}, {K}>"),
+    }[inst.primitive]
+    if "segscan" in inst.primitive:  # heads as flags or as keys
+        record += ", true" if inst.heads == "keys" else ", false"
+    return f"{runner}({fn_type}{record}}}, {case}, {sizes()}, st);"
+
+
 def _wait(p):
     err = p.communicate()[1]
     if p.returncode or "warning" in err.lower():

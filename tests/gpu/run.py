@@ -27,10 +27,13 @@ import os
 import subprocess
 import sys
 import tomllib
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from family_run import driver_call  # noqa: E402 - beside this file
 
 try:
     from assocgen import emit, tuning
@@ -218,33 +221,8 @@ def write_main(spec, header):
         "                code.ptxVersion, code.binaryVersion);",
     ]
     for inst in spec.instances:
-        op, name = inst.op, inst.public_name
-        In, Out, Acc = op.in_type.c, op.out_type.c, op.acc_type.c
-        if inst.family in ("rows", "cols"):
-            if inst.family == "rows" and inst.kind != "reduce":  # scans along rows
-                runner, fn, tail = "run_rows_scan", "RowsScanFn", ", " + str(inst.kind == "exscan").lower()
-            else:
-                runner, fn, tail = "run_rows", "RowsFn", ", true" if inst.family == "cols" else ""
-            lines.append(f'    if (!filter || std::strstr("{name}", filter))')
-            lines.append(
-                f'        {runner}({fn}<{In}, {Out}>{{"{name}", {name}_workspace_bytes, {name}}}, {case_expr(inst)}, '
-                f"quick, st{tail});"
-            )
-            continue
-        H = inst.index.c if inst.heads == "keys" else "uint8_t"
-        runner, fn = {
-            "reduce": ("run_reduce", f"ReduceFn<{In}, {Out}>"),
-            "scan": ("run_scan", f"ScanFn<{In}, {Out}>"),
-            "exscan": ("run_exscan", f"ExScanFn<{In}, {Out}, {Acc}>"),
-            "segscan": ("run_segscan", f"SegScanFn<{In}, {Out}, {H}>"),
-            "exsegscan": ("run_exsegscan", f"ExSegScanFn<{In}, {Out}, {H}, {Acc}>"),
-            "reduce_by_key": ("run_reduce_by_key", f"ReduceByKeyFn<{In}, {Out}, {inst.index and inst.index.c}>"),
-            "segreduce": ("run_segreduce", f"SegReduceFn<{In}, {Out}, {inst.index and inst.index.c}>"),
-        }[inst.primitive]
-        by_key = ", true" if inst.heads == "keys" and "segscan" in inst.primitive else ""
-        fn += f'{{"{name}", {name}_workspace_bytes, {name}{by_key}}}'
-        lines.append(f'    if (!filter || std::strstr("{name}", filter))')
-        lines.append(f"        {runner}({fn}, {case_expr(inst)}, {sizes_for(inst)}, st);")
+        lines.append(f'    if (!filter || std::strstr("{inst.public_name}", filter))')
+        lines.append("        " + driver_call(inst, inst.public_name, case_expr(inst), partial(sizes_for, inst)))
     # one workspace for several functions in turn (the header's workspace contract)
     shared = [f"{PREFIX}_{n}_sum_f32" for n in ("rows_reduce", "cols_reduce", "segreduce", "reduce")]
     if all(n in {inst.public_name for inst in spec.instances} for n in shared):
@@ -376,6 +354,9 @@ def main():
     ap.add_argument(
         "--filter", help="run only the instances whose names hold this (with --no-build, a full run in parts)"
     )
+    ap.add_argument("--tools", default="memcheck,racecheck", help="the sanitizer's tools (default: %(default)s)")
+    ap.add_argument("--shapes", help="sanitize these of the subset only, A,B,... (default: all of it)")
+    ap.add_argument("--sanitizer-only", action="store_true", help="skip the plain run (e.g. a sanitizer run in parts)")
     args = ap.parse_args()
     global BUILD
     target, suffix = code_target(args.gencode, args.ptx)
@@ -392,15 +373,18 @@ def main():
     rc = 0
     with open(out / "gputest.log", "w") as log:
         cmd = [exe] + (["--quick"] if args.quick else []) + (["--filter", args.filter] if args.filter else [])
-        rc |= _run_logged(cmd, log)
+        if not args.sanitizer_only:
+            rc |= _run_logged(cmd, log)
         if not args.no_sanitizer:
             # each reduce shape under memcheck and racecheck: striped, blocked (non-commutative),
             # a pair accumulator, a one-warp block and a multi-word shuffle
-            for tool in ("memcheck", "racecheck"):
+            for tool in args.tools.split(","):
                 for flt in SANITIZED:
                     if args.only and not any(w and w in flt for w in args.only.split(",")):
                         continue
                     if args.filter and args.filter not in flt:
+                        continue
+                    if args.shapes and flt not in args.shapes.split(","):
                         continue
                     cmd = [
                         "compute-sanitizer",

@@ -1,4 +1,4 @@
-// GPU test of the argument checks (tests/gpu/args/run.sh): every public signature of spec.toml
+// GPU test of the argument checks (tests/gpu/args/run.py): every public signature of spec.toml
 // called with arguments it must refuse (a pointer misaligned for its type, a NULL pointer, a
 // workspace too small, a pitch or leading dimension shorter than a row, sizes past the address
 // space, arrays that overlap), each against the code it must return, with the memory around every

@@ -229,30 +229,13 @@ def _operator_case(op, draw: str) -> str:
 
 def _call(inst, rng: random.Random) -> str:
     """The runner's call for an instance, at its sizes."""
-    op, name = inst.op, inst.public_name
-    In, Out, Acc, c = op.in_type.c, op.out_type.c, op.acc_type.c, f"Case_{op.name}{{}}"
-    only = f'    if (!a.only || std::strstr("{name}", a.only))\n        '
-    fn = f'{{"{name}", {name}_workspace_bytes, {name}}}'
-    if inst.family in ("rows", "cols"):
-        if inst.family == "rows" and inst.kind != "reduce":
-            exclusive = str(inst.kind == "exscan").lower()
-            return only + f"run_rows_scan(RowsScanFn<{In}, {Out}>{fn}, {c}, a.quick, st, {exclusive});\n"
-        down = ", true" if inst.family == "cols" else ""
-        return only + f"run_rows(RowsFn<{In}, {Out}>{fn}, {c}, a.quick, st{down});\n"
-    H = inst.index.c if inst.heads == "keys" else "uint8_t"
-    K = inst.index.c if inst.index else ""
-    runner, fn = {
-        "reduce": ("run_reduce", f"ReduceFn<{In}, {Out}>"),
-        "scan": ("run_scan", f"ScanFn<{In}, {Out}>"),
-        "exscan": ("run_exscan", f"ExScanFn<{In}, {Out}, {Acc}>"),
-        "segscan": ("run_segscan", f"SegScanFn<{In}, {Out}, {H}>"),
-        "exsegscan": ("run_exsegscan", f"ExSegScanFn<{In}, {Out}, {H}, {Acc}>"),
-        "reduce_by_key": ("run_reduce_by_key", f"ReduceByKeyFn<{In}, {Out}, {K}>"),
-        "segreduce": ("run_segreduce", f"SegReduceFn<{In}, {Out}, {K}>"),
-    }[inst.primitive]
-    by_key = (", true" if inst.heads == "keys" else ", false") if "segscan" in inst.primitive else ""
-    ns = ", ".join(f"(size_t){n}" for n in [0, 1, 2] + sizes(inst, rng))
-    return only + f'{runner}({fn}{{"{name}", {name}_workspace_bytes, {name}{by_key}}}, {c}, {{{ns}}}, st);\n'
+    name = inst.public_name
+
+    def ns() -> str:  # drawn only where the runner takes sizes
+        return "{" + ", ".join(f"(size_t){n}" for n in [0, 1, 2] + sizes(inst, rng)) + "}"
+
+    call = family_run.driver_call(inst, name, f"Case_{inst.op.name}{{}}", ns, quick="a.quick")
+    return f'    if (!a.only || std::strstr("{name}", a.only))\n        {call}\n'
 
 
 def cases_for(draws: dict, seed: int):

@@ -104,48 +104,27 @@ def _runner(inst) -> tuple:
     In = f"In_{n}"
     ptrs = ", ".join(f"v.x{k}" for k in range(len(op.inputs)))
     K = inst.index.c if inst.index else ""
-    params, args, fn = {
-        "reduce": (f"size_t n, {Out} *o", "n, o", f"ReduceFn<{In}, {Out}>"),
-        "scan": (f"size_t n, {Out} *o", "n, o", f"ScanFn<{In}, {Out}>"),
-        "exscan": (f"size_t n, {Out} *o, const {A} *init", "n, o, init", f"ExScanFn<{In}, {Out}, {A}>"),
-        "segscan": (
-            f"const {K or 'uint8_t'} *h, size_t n, {Out} *o",
-            "h, n, o",
-            f"SegScanFn<{In}, {Out}, {K or 'uint8_t'}>",
-        ),
-        "exsegscan": (
-            f"const {K or 'uint8_t'} *h, size_t n, {Out} *o, const {A} *init",
-            "h, n, o, init",
-            f"ExSegScanFn<{In}, {Out}, {K or 'uint8_t'}, {A}>",
-        ),
-        "segreduce": (
-            f"size_t n, const {K} *off, size_t m, {Out} *o",
-            "n, off, m, o",
-            f"SegReduceFn<{In}, {Out}, {K}>",
-        ),
-        "reduce_by_key": (
-            f"const {K} *k, size_t n, {Out} *o, {K} *uk, size_t *cnt",
-            "k, n, o, uk, cnt",
-            f"ReduceByKeyFn<{In}, {Out}, {K}>",
-        ),
+    H = K or "uint8_t"
+    params, args = {
+        "reduce": (f"size_t n, {Out} *o", "n, o"),
+        "scan": (f"size_t n, {Out} *o", "n, o"),
+        "exscan": (f"size_t n, {Out} *o, const {A} *init", "n, o, init"),
+        "segscan": (f"const {H} *h, size_t n, {Out} *o", "h, n, o"),
+        "exsegscan": (f"const {H} *h, size_t n, {Out} *o, const {A} *init", "h, n, o, init"),
+        "segreduce": (f"size_t n, const {K} *off, size_t m, {Out} *o", "n, off, m, o"),
+        "reduce_by_key": (f"const {K} *k, size_t n, {Out} *o, {K} *uk, size_t *cnt", "k, n, o, uk, cnt"),
     }[prim]
     wrapper = (
         f"static cudaError_t w_{name}(const {In} *r, {params}, void *w, size_t wb, cudaStream_t s)\n{{\n"
         f"    Soa_{n} v;\n    cudaError_t e = v.make(r, n);\n"
         f"    return e != cudaSuccess ? e : {name}({ptrs}, {args}, w, wb, s);\n}}\n"
     )
-    by_key = ", true" if "segscan" in prim and inst.heads == "keys" else (", false" if "segscan" in prim else "")
-    runner = {"reduce_by_key": "run_reduce_by_key"}.get(prim, f"run_{prim}")
     sizes = "sizes" if name in LARGE else "small"
-    call = (
-        f'    if (!a.only || std::strstr("{name}", a.only))\n'
-        f'        {runner}({fn}{{"{name}", {name}_workspace_bytes, w_{name}{by_key}}}, Case_{n}{{}}, {sizes}, st);\n'
-    )
+    only = f'    if (!a.only || std::strstr("{name}", a.only))\n'
+    call = only + f"        {family_run.driver_call(inst, f'w_{name}', f'Case_{n}{{}}', lambda: sizes, In=In)}\n"
     if name == HUGE:
-        call += (
-            f'    if (!a.quick && (!a.only || std::strstr("{name}", a.only)))\n'
-            f'        run_reduce({fn}{{"{name}", {name}_workspace_bytes, w_{name}}}, Case_{n}{{}}, huge, st);\n'
-        )
+        huge = family_run.driver_call(inst, f"w_{name}", f"Case_{n}{{}}", lambda: "huge", In=In)
+        call += f'    if (!a.quick && (!a.only || std::strstr("{name}", a.only)))\n        {huge}\n'
     return wrapper, call
 
 

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Older GPUs' code paths measured on this one: the generated kernels of the benchmarks (bench/,
+# bench/rows, bench/transpose) built three ways, sm_90 code, compute_80 PTX and compute_75 PTX
+# (which the driver JIT-compiles: the paths without TMA and programmatic launch, and below sm_80
+# without cp.async), each main program and its reference library built for sm_90.
+#   bash bench/archs.sh build          # anywhere with nvcc (JOBS=2 on a small machine): build/archs/
+#   bash bench/archs.sh run            # on the GPU: the builds in turn, twice; logs under $OUT
+# The rows: the main benchmark at 2^28 (--logs 28 --no-graph), the rows and transpose benchmarks
+# whole; bench/archs_table.py prints each row as a fraction of the sm_90 build.
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-build/archs}; mkdir -p "$OUT"
+. bench/build.sh   # PATH, the generator, bench_compile
+ARCHS=(sm90 ptx80 ptx75)
+declare -A GEN=([sm90]="-arch=sm_90" [ptx80]="-gencode arch=compute_80,code=compute_80"
+                [ptx75]="-gencode arch=compute_75,code=compute_75")
+declare -A LIBS=([main]="" [rows]="" [transpose]="-lcublas")
+
+spec_of() { [ "$1" = main ] && echo bench/spec.toml || echo "bench/$1/spec.toml"; }
+main_of() { [ "$1" = main ] && echo bench/bench.cu || echo "bench/$1/bench.cu"; }
+
+build() {
+    for name in main rows transpose; do
+        python3 -m assocgen "$(spec_of $name)" -o "build/archs/src-$name" --no-compile-check > /dev/null || return 1
+        for a in "${ARCHS[@]}"; do
+            echo "build $name $a"
+            GEN_ARCH=${GEN[$a]} bench_compile "build/archs/src-$name" "$(main_of $name)" \
+                "build/archs/$a/$name" "build/archs/$a/$name.log" ${LIBS[$name]} || return 1
+        done
+    done
+}
+
+run() {
+    for round in 1 2; do
+        for a in "${ARCHS[@]}"; do
+            build/archs/$a/main --logs 28 --no-graph > "$OUT/main-$a-$round.txt" 2>> "$OUT/progress.log"
+            echo "main $a $round: rc=$?"
+            for name in rows transpose; do
+                build/archs/$a/$name > "$OUT/$name-$a-$round.txt" 2>> "$OUT/progress.log"
+                echo "$name $a $round: rc=$?"
+            done
+        done
+    done
+    python3 bench/archs_table.py "$OUT"
+}
+
+case ${1:-} in
+build) build ;;
+run) run ;;
+*) echo "usage: bash bench/archs.sh build|run"; exit 2 ;;
+esac
