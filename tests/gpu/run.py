@@ -27,6 +27,7 @@ import os
 import subprocess
 import sys
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import TextIO
@@ -328,6 +329,37 @@ def _run_logged(cmd: list, log: TextIO) -> int:
     return p.returncode
 
 
+def _sanitize(exe: str, args, log: TextIO) -> int:
+    """The subset (SANITIZED, narrowed by --only, --filter and --shapes) under each of --tools,
+    several runs at once (each is slow, mostly on the CPU), printed and logged in order."""
+    runs = [
+        (tool, flt)
+        for tool in args.tools.split(",")
+        for flt in SANITIZED
+        if (not args.only or any(w and w in flt for w in args.only.split(",")))
+        and (not args.filter or args.filter in flt)
+        and (not args.shapes or flt in args.shapes.split(","))
+    ]
+
+    def one(run: tuple) -> tuple:
+        cmd = ["compute-sanitizer", f"--tool={run[0]}", "--error-exitcode=9", exe, "--quick", "--exact", "--filter"]
+        p = subprocess.run(cmd + [run[1]], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        return " ".join(cmd + [run[1]]), p
+
+    rc = 0
+    with ThreadPoolExecutor(max_workers=max(1, min(8, args.jobs))) as pool:
+        for (tool, flt), (cmd, p) in zip(runs, pool.map(one, runs), strict=True):
+            log.write(f"$ {cmd}\n{p.stdout}\n")
+            summary = [
+                ln
+                for ln in p.stdout.splitlines()
+                if "ERROR SUMMARY" in ln or "passed," in ln or "RACECHECK SUMMARY" in ln
+            ]
+            print(f"{tool:9s} {flt:28s} rc={p.returncode} {' | '.join(summary)}", flush=True)
+            rc |= p.returncode
+    return rc
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -376,35 +408,7 @@ def main():
         if not args.sanitizer_only:
             rc |= _run_logged(cmd, log)
         if not args.no_sanitizer:
-            # each reduce shape under memcheck and racecheck: striped, blocked (non-commutative),
-            # a pair accumulator, a one-warp block and a multi-word shuffle
-            for tool in args.tools.split(","):
-                for flt in SANITIZED:
-                    if args.only and not any(w and w in flt for w in args.only.split(",")):
-                        continue
-                    if args.filter and args.filter not in flt:
-                        continue
-                    if args.shapes and flt not in args.shapes.split(","):
-                        continue
-                    cmd = [
-                        "compute-sanitizer",
-                        f"--tool={tool}",
-                        "--error-exitcode=9",
-                        exe,
-                        "--quick",
-                        "--exact",
-                        "--filter",
-                        flt,
-                    ]
-                    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                    log.write(f"$ {' '.join(cmd)}\n{p.stdout}\n")
-                    summary = [
-                        l
-                        for l in p.stdout.splitlines()
-                        if "ERROR SUMMARY" in l or "passed," in l or "RACECHECK SUMMARY" in l
-                    ]
-                    print(f"{tool:9s} {flt:28s} rc={p.returncode} {' | '.join(summary)}", flush=True)
-                    rc |= p.returncode
+            rc |= _sanitize(exe, args, log)
     return rc
 
 
