@@ -55,15 +55,24 @@ def _operator(op) -> str:
         f"struct In_{n} {{{fields} }};",
         f"__global__ void split_{n}(const In_{n} *r, size_t n, {ptrs})\n{{\n"
         f"    for (size_t i = first_index(); i < n; i += grid_stride()) {{{moves} }}\n}}",
-        # one exact array an input, one element in when the records are (the unaligned paths)
+        # one exact array an input, one element in when the records are (the unaligned paths); a
+        # call on a capturing stream reuses the split of the direct call before it (same records):
+        # allocations and the split are not captured
         f"struct Soa_{n} {{\n"
         + "".join(f"    {t.c} *{x} = nullptr;\n" for t, x in zip(op.inputs, xs, strict=True))
-        + f"    cudaError_t make(const In_{n} *r, size_t n)\n    {{\n"
+        + f"    const In_{n} *r = nullptr;\n    size_t n = 0;\n"
+        + f"    cudaError_t make(const In_{n} *r, size_t n, cudaStream_t s)\n    {{\n"
+        "        cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;\n"
+        "        cudaError_t e = cudaStreamIsCapturing(s, &cs);\n"
+        "        if (e != cudaSuccess || (cs == cudaStreamCaptureStatusActive && r == this->r && n == this->n))\n"
+        "            return e;\n"
+        "        cudaDeviceSynchronize();\n"
+        + "".join(f"        exact_free({x});\n" for x in xs)
+        + "        this->r = r, this->n = n;\n"
         "        const size_t off = ((uintptr_t)r & 255) ? 1 : 0;\n"
         + "".join(f"        if (exact_alloc(&{x}, n, off)) return cudaErrorMemoryAllocation;\n" for x in xs)
         + f"        if (n) split_{n}<<<split_blocks(n), 256>>>(r, n, {', '.join(xs)});\n"
-        "        return cudaGetLastError();\n    }\n"
-        f"    ~Soa_{n}() {{ cudaDeviceSynchronize();" + "".join(f" exact_free({x});" for x in xs) + " }\n};",
+        "        return cudaGetLastError();\n    }\n};",
         family_run.host_fn(
             A,
             f"h_lift_{n}",
@@ -116,7 +125,8 @@ def _runner(inst) -> tuple:
     }[prim]
     wrapper = (
         f"static cudaError_t w_{name}(const {In} *r, {params}, void *w, size_t wb, cudaStream_t s)\n{{\n"
-        f"    Soa_{n} v;\n    cudaError_t e = v.make(r, n);\n"
+        f"    static Soa_{n} v;  // kept for a captured call (freed at the next split)\n"
+        "    cudaError_t e = v.make(r, n, s);\n"
         f"    return e != cudaSuccess ? e : {name}({ptrs}, {args}, w, wb, s);\n}}\n"
     )
     sizes = "sizes" if name in LARGE else "small"
