@@ -59,6 +59,8 @@ template <class F, class Args> cudaError_t run(F fn, size_t bytes, Args args, cu
 
 extern "C" {
 
+const char *agb_error_name(int e) { return cudaGetErrorName((cudaError_t)e); }
+
 // scans: affine maps and 3x3 matrices, (in, n, out)
 int agb_scan_affine(void *fn, void *size, const void *in, size_t n, void *out, cudaStream_t s, int calls, int reps, float *us)
 {

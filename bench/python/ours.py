@@ -55,5 +55,6 @@ class CDriver:
         k = calls_for(ms_hint)
         rc = f(*argv, ctypes.c_void_p(stream or None), ctypes.c_int(k), ctypes.c_int(REPS), us)
         if rc:
-            raise NotAvailable(f"CUDA error {rc} from {cname}")
+            self.lib.agb_error_name.restype = ctypes.c_char_p
+            raise NotAvailable(f"{cname} from C: {self.lib.agb_error_name(rc).decode()} ({rc})")
         return statistics.median(us[i] for i in range(REPS)) / 1e3
