@@ -187,6 +187,23 @@ def row_affine(ctx: Ctx, lg: int) -> Row:
     return row
 
 
+def row_reduce(ctx: Ctx, lg: int) -> Row:
+    """The ordered fold of 2^lg affine maps (not commutative): one map."""
+    row, n = Row("ordered reduce of affine maps", f"2^{lg}"), 1 << lg
+    x = maps((n,))
+    y, alt = torch.empty(1, 2, device="cuda"), torch.empty(1, 2, device="cuda")
+    f = ctx.m.reduce_compose_affine
+    measure(row, "ours", lambda: Entry(lambda: f(x, out=y), same(y)), y, "float")
+    cargs = [x.data_ptr(), n, alt.data_ptr()]
+    hint = row.cells["ours"][0] or 1.0
+    measure_c(row, c_time(ctx, "agb_reduce_affine", "pyb_reduce_compose_affine", cargs, hint), alt, y, "float")
+    measure(row, "cuda.compute", lambda: Entry(lib("cuda.compute").make_reduce(x, alt), same(alt)), y, "float")
+    for column in ("Triton", "JAX", "PyTorch"):
+        measure(row, column, not_written("not written (the scan's rows show these libraries)"), y, "float")
+    measure_copy(row, x)
+    return row
+
+
 def row_mat3(ctx: Ctx, lg: int) -> Row:
     """The inclusive scan of 2^lg 3x3 uint32 matrices, (n, 9) uint32 (int32 for JAX and PyTorch)."""
     row, n = Row("3x3 u32 matrix scan", f"2^{lg}"), 1 << lg
@@ -369,7 +386,7 @@ def jax_sync(fn: Callable[[], Any]) -> Callable[[], Any]:
 
 # ---- the run ----
 
-ROWS = ("affine", "mat3", "sumsq", "argmax", "segreduce", "recurrence", "overhead")
+ROWS = ("affine", "mat3", "reduce", "sumsq", "argmax", "segreduce", "recurrence", "overhead")
 
 
 def versions() -> str:
@@ -405,6 +422,7 @@ def run_rows(ctx: Ctx, which: list[str]) -> list[Row]:
     makers: dict[str, Callable[[], Row]] = {
         "affine": lambda: row_affine(ctx, 24 - q),
         "mat3": lambda: row_mat3(ctx, 22 - q),
+        "reduce": lambda: row_reduce(ctx, 24 - q),
         "segreduce": lambda: row_segreduce(ctx, 24 - q),
         "recurrence": lambda: row_recurrence(ctx, 16 - q),
     }

@@ -91,6 +91,17 @@ def make_scan(x: torch.Tensor, y: torch.Tensor, dtype: np.dtype, opname: str) ->
     return lambda: scan(temp_storage=tmp, **kw)
 
 
+def make_reduce(x: torch.Tensor, out: torch.Tensor) -> Callable[[], Any]:
+    """The fold of affine maps x into out (one map), the identity as initial value."""
+    vin, vout, o, s = View(x, AFFINE), View(out, AFFINE), op("agb_affine"), Stream()
+    init = np.zeros(1, AFFINE)
+    init["a"] = 1.0
+    red = cc.make_reduce_into(d_in=vin, d_out=vout, op=o, h_init=init)
+    kw = dict(d_in=vin, d_out=vout, num_items=vin.size, op=o, h_init=init, stream=s)
+    tmp = storage(red(temp_storage=None, **kw))
+    return lambda: red(temp_storage=tmp, **kw)
+
+
 def make_sumsq(x: torch.Tensor, out: torch.Tensor) -> Callable[[], Any]:
     """The sum of x * x: a TransformIterator squaring x, reduced with PLUS."""
     it = cc.TransformIterator(x, op("agb_square"), cc_types.float32)

@@ -78,6 +78,15 @@ int agb_scan_mat3(void *fn, void *size, const void *in, size_t n, void *out, cud
     return run(f, bytes, args, s, calls, reps, us);
 }
 
+// the ordered reduce of affine maps (out: one map)
+int agb_reduce_affine(void *fn, void *size, const void *in, size_t n, void *out, cudaStream_t s, int calls, int reps, float *us)
+{
+    auto f = (decltype(&pyb_reduce_compose_affine))fn;
+    size_t bytes = ((decltype(&pyb_reduce_compose_affine_workspace_bytes))size)(n);
+    auto args = [&](decltype(f) g, void *w, size_t wb) { return g((const affine *)in, n, (affine *)out, w, wb, s); };
+    return run(f, bytes, args, s, calls, reps, us);
+}
+
 // reduces of float: sum of squares (out: a float) and argmax (out: a pyb_arg_f32)
 int agb_reduce_sumsq(void *fn, void *size, const void *in, size_t n, void *out, cudaStream_t s, int calls, int reps, float *us)
 {
