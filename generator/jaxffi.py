@@ -226,10 +226,8 @@ def _keywords(fn: pymodel.Function, out: object, init: object, accumulate: bool)
     if accumulate and not fn.flags:
         raise TypeError(f"{fn.short}: takes no accumulate= ({signature(fn)})")
     if out is not None and not accumulate:
-        raise TypeError(
-            f"{fn.short}: a JAX function returns new arrays; out= is only the {fn.outputs[0].label} "
-            "that accumulate=True folds into"
-        )
+        why = f"out= is the {fn.outputs[0].label} that accumulate=True folds into" if fn.flags else "it takes no out="
+        raise TypeError(f"{fn.short}: a JAX function returns new arrays; {why}")
     if accumulate and out is None:
         raise TypeError(f"{fn.short}: accumulate=True folds into {fn.outputs[0].label}: pass it as out=")
 
