@@ -247,6 +247,8 @@ def init_bytes(name: str, e: pymodel.Elem, value: object) -> bytes:
     the bytes of the type (bytes, or anything with .tobytes())."""
     if value is None:
         return b""
+    if e.kind != "struct" and getattr(value, "shape", None) == ():  # a numpy or JAX scalar: its number
+        value = value.item()  # type: ignore[attr-defined]
     if hasattr(value, "tobytes") and not isinstance(value, (int, float)):
         value = value.tobytes()
     if isinstance(value, (bytes, bytearray, memoryview)):

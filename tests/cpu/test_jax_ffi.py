@@ -301,3 +301,10 @@ def test_build_jax_without_jax_is_a_build_error(tmp_path, monkeypatch):
     monkeypatch.setattr(jaxffi, "include_dir", lambda: None)
     with pytest.raises(pybuild.BuildError, match="^the JAX functions need jax: it is not importable"):
         pybuild.build_jax(tmp_path)
+
+
+def test_init_of_a_numpy_scalar_is_its_number():
+    np = pytest.importorskip("numpy", reason="numpy is not installed (it comes with jax)")
+    u32 = pymodel.Elem("uint32_t", "u32", 4, "uint")
+    assert jaxffi.init_bytes("init", u32, np.float32(7.0)) == (7).to_bytes(4, "little")
+    assert jaxffi.init_bytes("init", u32, np.array([7], np.uint32)) == (7).to_bytes(4, "little")  # bytes
