@@ -77,18 +77,18 @@ def _argument(fn: pymodel.Function, ctype: str, name: str) -> str:
         data = f"{name}->untyped_data()" if a.writes else f"{name}.untyped_data()"
         return f"({ctype}){data}"
     if name in fn.host:
-        return "init_given ? &init_value : nullptr"
+        return f"{name}_given ? &{name}_value : nullptr"
     return {"d_work": "work"}.get(name, name)
 
 
 def _handler(fn: pymodel.Function) -> dict[str, Any]:
     """One function's handler, as the template writes it."""
     attrs = [(ATTR_TYPES[t], n) for t, n in fn.params if t in ATTR_TYPES and n != "work_bytes"]
-    attrs += [("ffi::Span<const uint8_t>", h) for h in fn.host]
+    attrs += [a for h in fn.host for a in (("ffi::Span<const uint8_t>", h), ("bool", f"{h}_given"))]
     checks = [
         dict(label=a.label, got=f"{a.name}{'->' if a.writes else '.'}size_bytes()", want=_bytes(a)) for a in fn.arrays
     ]
-    init = next(iter(fn.host.values()), None)
+    init = next(iter(fn.host.items()), None)
     return dict(
         name=fn.name,
         symbol=symbol(fn),
@@ -98,7 +98,7 @@ def _handler(fn: pymodel.Function) -> dict[str, Any]:
         folded=fn.flags[0] if fn.flags else "",
         attrs=attrs,
         checks=checks,
-        init=dict(type=init.c) if init else None,
+        init=dict(name=init[0], type=init[1].c) if init else None,
         work=list(fn.work),
         attr_lines=_wrap([f"{t} {n}" for t, n in attrs], 4),
         call_lines=_wrap([_argument(fn, t, n) for t, n in fn.params], 8),
@@ -211,7 +211,9 @@ def plan(
         n: ("uint64", b.sizes[n]) for t, n in fn.params if t == "size_t" and n != "work_bytes"
     }
     attrs.update({f: ("bool", bool(accumulate)) for f in fn.flags})
-    attrs.update({h: ("uint8", init_bytes(h, e, init)) for h, e in fn.host.items()})
+    for h, e in fn.host.items():  # never an empty array: the type's bytes (zeros for none) and whether given
+        raw = init_bytes(h, e, init)
+        attrs.update({h: ("uint8", raw or bytes(e.size)), f"{h}_given": ("bool", bool(raw))})
     return Plan(tuple((s, d) for s, d, _ in held), attrs, bool(accumulate), tuple(w for _, _, w in held))
 
 

@@ -59,6 +59,7 @@ def test_attributes_are_the_c_sizes(full, source):
         attrs = re.findall(r'\.Attr<([\w:<> ]+)>\("(\w+)"\)', text)
         sizes = [("uint64_t", n) for t, n in fn.params if t == "size_t" and n != "work_bytes"]
         want = sizes + [("bool", f) for f in fn.flags] + [("ffi::Span<const uint8_t>", h) for h in fn.host]
+        want += [("bool", f"{h}_given") for h in fn.host]
         assert sorted(attrs) == sorted(want), fn.name
         assert text.count(".Arg<ffi::AnyBuffer>()") == len(fn.inputs)
         assert text.count(".Ret<ffi::AnyBuffer>()") == len(fn.outputs)
@@ -111,10 +112,9 @@ def test_plan_reduce_and_user_types(full):
     assert p.results == (((7, 2, 2), "u4"),)  # a user type's output as its input holds it
     p = jaxffi.plan(full["exscan_mat2mul_mat2u"], [a((0, 4), "u4")], None, bytes(16), False, False)
     assert p.results == (((0, 4), "u4"),) and p.attrs["init"] == ("uint8", bytes(16))
-    assert jaxffi.plan(full["exscan_mat2mul_mat2u"], [a((1, 4), "u4")], None, None, False, False).attrs["init"] == (
-        "uint8",
-        b"",
-    )
+    assert p.attrs["init_given"] == ("bool", True)
+    p = jaxffi.plan(full["exscan_mat2mul_mat2u"], [a((1, 4), "u4")], None, None, False, False)
+    assert p.attrs["init"] == ("uint8", bytes(16)) and p.attrs["init_given"] == ("bool", False)  # never empty
 
 
 def test_plan_segments_keys_rows_transpose(full):
@@ -253,7 +253,7 @@ def test_registered_and_lowered_for_cuda(built_jax):
         ("assocgen_py_scan_compose_affine", "n = 7 : ui64", "tensor<7x2xf32>"),
         (
             "assocgen_py_exscan_compose_affine",
-            "init = dense<[0, 0, 0, 64, 0, 0, 64, 64]> : tensor<8xui8>, n = 7 : ui64",
+            "init = dense<[0, 0, 0, 64, 0, 0, 64, 64]> : tensor<8xui8>, init_given = true, n = 7 : ui64",
             "tensor<7x2xf32>",
         ),
         ("assocgen_py_reduce_mat3mul_mat3u", "n = 5 : ui64", "tensor<1x3x3xui32>"),
