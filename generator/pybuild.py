@@ -263,7 +263,12 @@ def build_jax(folder: Path, nvcc: str | None = None) -> Path:
     except FileNotFoundError as e:
         raise BuildError(str(e)) from None
     description = json.loads((folder / DESCRIPTION).read_text())
-    return jaxffi.build(folder, description, include, lambda args: _nvcc(t, args))
+    try:
+        return jaxffi.build(folder, description, include, lambda args: _nvcc(t, args))
+    except OSError as e:
+        raise BuildError(
+            f"{folder}: the JAX functions' library cannot be written there ({e}): assocgen build --jax"
+        ) from None
 
 
 def build_to(spec: Spec, t: Target, out: Path, jax: bool = False) -> list[Path]:

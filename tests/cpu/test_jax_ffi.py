@@ -308,3 +308,11 @@ def test_init_of_a_numpy_scalar_is_its_number():
     u32 = pymodel.Elem("uint32_t", "u32", 4, "uint")
     assert jaxffi.init_bytes("init", u32, np.float32(7.0)) == (7).to_bytes(4, "little")
     assert jaxffi.init_bytes("init", u32, np.array([7], np.uint32)) == (7).to_bytes(4, "little")  # bytes
+
+
+def test_build_jax_in_a_folder_not_writable_is_a_build_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(jaxffi, "include_dir", lambda: tmp_path)
+    monkeypatch.setattr(jaxffi, "build", lambda *a: (_ for _ in ()).throw(PermissionError("read-only")))
+    (tmp_path / pybuild.DESCRIPTION).write_text("{}")
+    with pytest.raises(pybuild.BuildError, match="cannot be written there \\(read-only\\): assocgen build --jax$"):
+        pybuild.build_jax(tmp_path)
