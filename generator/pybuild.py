@@ -4,6 +4,7 @@ Signature: the header's model) for the wrappers (generator/pyload.py).  Builds a
 key of everything that goes into them, and written atomically (a temporary folder, renamed).
 """
 
+import argparse
 import hashlib
 import json
 import os
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import __version__, cuda, emit, probe, pymodel
+from . import __version__, cuda, emit, jaxffi, probe, pymodel
 from .ctypes_ import BUILTIN_TYPES, CType
 from .exits import EXIT_FAILED, EXIT_OK, EXIT_SPEC, Parser, UsageError
 from .spec import Instance, Kernel, Spec, SpecError, load, parse
@@ -251,17 +252,40 @@ def build_cached(spec: Spec, t: Target, cache: Path) -> Path:
     return final
 
 
-def build_to(spec: Spec, t: Target, out: Path) -> list[Path]:
-    """`assocgen build`: the library, its description and header into `out` (built in a temporary
-    folder beside it first: a failed build writes nothing)."""
+def build_jax(folder: Path, nvcc: str | None = None) -> Path:
+    """lib<PREFIX>_jax.so beside a built library: its functions' XLA FFI handlers, compiled against
+    the headers jaxlib ships (generator/jaxffi.py; jax is imported)."""
+    include = jaxffi.include_dir()
+    if include is None:
+        raise BuildError("the JAX functions need jax: it is not importable (pip install jax)")
+    try:
+        t = Target((), cuda.find_nvcc(nvcc))
+    except FileNotFoundError as e:
+        raise BuildError(str(e)) from None
+    description = json.loads((folder / DESCRIPTION).read_text())
+    try:
+        return jaxffi.build(folder, description, include, lambda args: _nvcc(t, args))
+    except OSError as e:
+        raise BuildError(
+            f"{folder}: the JAX functions' library cannot be written there ({e}): assocgen build --jax"
+        ) from None
+
+
+def build_to(spec: Spec, t: Target, out: Path, jax: bool = False) -> list[Path]:
+    """`assocgen build`: the library, its description and header (and with `jax`, the JAX
+    functions' library) into `out` (built in a temporary folder beside it first: a failed build
+    writes nothing)."""
     probe.check(spec)  # the spec's own C, its first error named by its key (SpecError)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         build_into(spec, t, tmp / "b")
+        if jax:
+            build_jax(tmp / "b", t.nvcc)
         out.mkdir(exist_ok=True)
         written = []
-        for name in (f"lib{spec.prefix}.so", f"{spec.prefix}.h", DESCRIPTION):
+        extra = [jaxffi.library_name(spec.prefix)] if jax else []
+        for name in (f"lib{spec.prefix}.so", f"{spec.prefix}.h", DESCRIPTION, *extra):
             os.replace(tmp / "b" / name, out / name)
             written.append(out / name)
         return written
@@ -287,6 +311,12 @@ def _parser() -> Parser:
         help="an architecture to build for, e.g. 90 or sm_90 (repeatable; default: the GPUs present)",
     )
     p.add_argument("--nvcc", help="the nvcc to build with (default: $CUDA_HOME/bin/nvcc, PATH, /usr/local/cuda)")
+    p.add_argument(
+        "--jax",
+        action=argparse.BooleanOptionalAction,
+        help=f"also build the JAX functions' XLA FFI handlers, {jaxffi.library_name('<PREFIX>')} "
+        "(default: when jax is importable)",
+    )
     return p
 
 
@@ -305,7 +335,8 @@ def main(argv: list[str]) -> int:
         if out.exists() and not out.is_dir():
             raise SpecError("command line", "-o", f"{out} is a file, not a folder")
         spec = load(args.spec)
-        for path in build_to(spec, target(args.arch, args.nvcc), out):
+        jax = jaxffi.available() if args.jax is None else args.jax
+        for path in build_to(spec, target(args.arch, args.nvcc), out, jax):
             print(f"wrote {path}")
         return EXIT_OK
     except UsageError as e:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import alloc, cuda, pybuild, pymodel
+from . import alloc, cuda, jaxffi, pybuild, pymodel
 from .arrays import read
 from .cuda import CudaError, NoDeviceError
 from .pybuild import BuildError
@@ -76,6 +76,12 @@ class Module:
             self._lib = ctypes.CDLL(str(self.library))
             self._runtime = cuda.Runtime(self._lib)
         return self._lib
+
+    @property
+    def jax(self) -> jaxffi.Functions:
+        """The functions for JAX, as XLA FFI custom calls that trace under jax.jit (generator/jaxffi.py):
+        imports jax, and builds lib<PREFIX>_jax.so beside the library the first time."""
+        return jaxffi.functions(self, pybuild.build_jax)
 
     def runtime(self) -> cuda.Runtime:
         self.lib()
