@@ -13,11 +13,12 @@ import json
 import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import alloc, cuda, pybuild, pymodel
-from .arrays import read
+from .arrays import Array, read
 from .cuda import CudaError, NoDeviceError
 from .pybuild import BuildError
 
@@ -56,6 +57,8 @@ class Module:
         self._lib: ctypes.CDLL | None = None
         self._runtime: cuda.Runtime | None = None
         self._lock = threading.Lock()
+        self._device_ok = False  # a call found a GPU (checked once: GPUs do not go away)
+        self._one_device = True  # one GPU (or none seen yet): no device to switch to
         # (device, stream): (pointer, bytes, the library's array holding it or None: cudaMalloc's)
         self._work: dict[tuple[int, int], tuple[int, int, Any]] = {}
         types = {c: pymodel.elem(t) for c, t in self.description["types"].items()}
@@ -82,13 +85,23 @@ class Module:
         assert self._runtime is not None
         return self._runtime
 
-    def workspace(self, device: int, stream: int, nbytes: int, lib: str = "") -> tuple[int, int]:
+    def device_for(self, device: int | None) -> int:
+        """The device a call runs on: its arrays' (None: all empty: the current one)."""
+        if device is not None:
+            return device
+        return 0 if self._one_device else self.runtime().get_device()
+
+    def workspace(self, device: int, stream: int, nbytes: int, lib: str = "", current: bool = False) -> tuple[int, int]:
         """A zeroed workspace of at least `nbytes` for (device, stream): kept, grown when a call
-        needs more; the kernels leave it zero.  `lib`: the arrays' library, when the call runs on
-        its current stream: its allocator makes the workspace (stream-ordered, and capturable in
-        a CUDA graph); else cudaMalloc and cudaMemsetAsync."""
+        needs more; the kernels leave it zero.  `lib`: the arrays' library; where the call runs
+        on its current stream (`current`: known to), its allocator makes the workspace
+        (stream-ordered, and capturable in a CUDA graph); else cudaMalloc and cudaMemsetAsync."""
         if nbytes == 0:
             return 0, 0
+        kept = self._work.get((device, stream))
+        if kept is not None and kept[1] >= nbytes:
+            return kept[0], kept[1]
+        lib = alloc.stream_owner([lib], stream, device, current)
         with self._lock:
             ptr, size, keep = self._work.get((device, stream), (0, 0, None))
             if size >= nbytes:
@@ -122,9 +135,27 @@ class Module:
                 rt.set_device(before)
 
 
+@dataclass
+class Plan:
+    """What a call's shapes, strides and element types give, kept a Wrapper by those alone (the
+    checks that read them passed): the sizes, the optional dimensions left out, and each output
+    to allocate as (parameter, shape, dtype)."""
+
+    sizes: dict[str, int]
+    dropped: int
+    new: list[tuple[pymodel.ArrayParam, tuple[int, ...], str]]
+
+
+PLANS = 256  # plans kept a function (dropped all at once past it: calls of ever new shapes)
+
+
 class Wrapper:
     """One public C function as a Python callable: f(*inputs, out=None, init=None, accumulate=False,
-    stream=None) returns its output (or a tuple of them)."""
+    stream=None) returns its output (or a tuple of them).
+
+    A call's checks that depend on its arrays' shapes, strides and element types run once a
+    combination of them (a Plan); those of the addresses and devices run every call.  The
+    workspace's size is asked of the C size function once a combination of sizes."""
 
     def __init__(self, module: Module, fn: pymodel.Function):
         self.module, self.fn = module, fn
@@ -132,6 +163,10 @@ class Wrapper:
         self.__doc__ = f"{fn.signature()}\n\n{fn.name}: {fn.doc}"
         self._c: Any = None
         self._size: Any = None
+        self._inputs, self._outputs = tuple(fn.inputs), tuple(fn.outputs)
+        self._plans: dict[tuple[Any, ...], Plan] = {}
+        self._work_bytes: dict[tuple[int, ...], int] = {}
+        self._order = _order(fn)
 
     def __repr__(self) -> str:
         return f"<assocgen function {self.fn.signature()}>"
@@ -173,33 +208,76 @@ class Wrapper:
         accumulate: bool = False,
         stream: object = None,
     ) -> Any:
-        cuda.require_device(self.fn.name)  # one clear error without a GPU, before anything is read
-        _keywords(self.fn, out, init, accumulate)
-        libs = [alloc.library_of(x) for x in (*inputs, *_given(out))]
+        m, fn = self.module, self.fn
+        if not m._device_ok:  # one clear error without a GPU, before anything is read
+            cuda.require_device(fn.name)
+            m._device_ok, m._one_device = True, cuda.device_count() <= 1
+        if len(inputs) != len(self._inputs):
+            raise TypeError(f"{fn.short}() takes {len(fn.inputs)} arrays ({fn.signature()}), got {len(inputs)}")
+        _keywords(fn, out, init, accumulate)
+        outs = _outs(fn, out) if out is not None else [None] * len(self._outputs)
+        objs = [*inputs, *(o for o in outs if o is not None)]
+        params = [*self._inputs, *(ap for ap, o in zip(self._outputs, outs, strict=True) if o is not None)]
+        lib = next((x for x in map(alloc.library_of, objs) if x), "")
         current = stream is None  # on the library's current stream: its allocator may make the workspace
-        stream = alloc.current_stream(libs, _first_device(inputs)) if stream is None else stream_handle(stream)
-        b = self.bind(*inputs, out=out, stream=stream, strict=True)
-        for ap in self.fn.outputs:
-            if ap.name not in b.arrays:
-                b.bind(ap, read(alloc.empty(libs, b, ap), ap.label))
-        self._launch(b, stream, init, accumulate, alloc.stream_owner(libs, stream, b.device, current))
-        results = [b.arrays[ap.name].obj for ap in self.fn.outputs]
+        if not current:
+            handle = stream_handle(stream)
+        else:
+            handle = alloc.current_stream([lib], _first_device(inputs)) if lib in alloc.ALLOCATES else 0
+        arrays = [read(obj, ap.label, handle, current) for ap, obj in zip(params, objs, strict=True)]
+        b, plan = self._binding(params, arrays)
+        for ap, shape, dtype in plan.new:
+            b.arrays[ap.name] = read(alloc.new(lib, ap, shape, dtype, b.device), ap.label, handle, current)
+        self._launch(b, handle, init, accumulate, lib, current)
+        results = [b.arrays[ap.name].obj for ap in self._outputs]
         return results[0] if len(results) == 1 else tuple(results)
 
-    def _launch(self, b: pymodel.Binding, stream: int, init: object, accumulate: bool, lib: str) -> None:
+    def _binding(self, params: list[pymodel.ArrayParam], arrays: list[Array]) -> tuple[pymodel.Binding, Plan]:
+        """The call's binding and plan: every check on the first call of its shapes, strides and
+        types (making its Plan); the addresses' and devices' checks alone on the next ones."""
+        key = _key(params, arrays)
+        plan = self._plans.get(key)
+        if plan is None:
+            b = pymodel.Binding(self.fn, strict=True)
+            for ap, a in zip(params, arrays, strict=True):
+                b.bind(ap, a)
+            return b, self._plan(key, b)
+        b = pymodel.Binding(self.fn, dict(plan.sizes), {}, None, plan.dropped, True)
+        for ap, a in zip(params, arrays, strict=True):
+            b._place(ap, a)  # alignment and device: the addresses change from call to call
+            b.arrays[ap.name] = a
+        return b, plan
+
+    def _plan(self, key: tuple[Any, ...], b: pymodel.Binding) -> Plan:
+        """Keep what binding `b` found for calls of the same shapes, strides and types."""
+        new = []
+        for ap in self._outputs:
+            if ap.name not in b.arrays:
+                dtype, trailing = alloc.out_dtype(b, ap)
+                new.append((ap, b.shape_of(ap) + trailing, dtype))
+        if len(self._plans) >= PLANS:
+            self._plans.clear()
+        plan = self._plans[key] = Plan(dict(b.sizes), b.dropped, new)
+        return plan
+
+    def _launch(self, b: pymodel.Binding, stream: int, init: object, accumulate: bool, lib: str, current: bool) -> None:
         """On the arrays' device: the producers' streams waited for, the workspace, the C call."""
         c, size = self._functions()
-        rt = self.module.runtime()
-        before = rt.get_device()
-        device = before if b.device is None else b.device  # None: every array empty (NULL)
+        m = self.module
+        rt = m.runtime()
+        device = m.device_for(b.device)  # None: every array empty (NULL): the current one
+        before = device if m._one_device else rt.get_device()
         if before != device:
             rt.set_device(device)
         try:
             for a in b.arrays.values():  # CAI v3: the stream an array's data is valid on, where it is another
                 if a.stream is not None and not alloc.same_stream(a.stream, stream):
                     rt.wait(stream, a.stream)
-            nbytes = size(*(b.sizes[w] for w in self.fn.work))
-            work, work_bytes = self.module.workspace(device, stream, nbytes, lib)
+            sizes = tuple([b.sizes[w] for w in self.fn.work])
+            nbytes = self._work_bytes.get(sizes)
+            if nbytes is None:
+                nbytes = self._work_bytes[sizes] = size(*sizes)
+            work, work_bytes = m.workspace(device, stream, nbytes, lib, current)
             rt.check(self.fn.name, c(*self._args(b, work, work_bytes, stream, init, accumulate)))
         finally:
             if before != device:
@@ -207,11 +285,44 @@ class Wrapper:
 
     def _args(self, b: pymodel.Binding, work: int, work_bytes: int, stream: int, init: object, flag: bool) -> list[Any]:
         """The C arguments in order."""
-        values: dict[str, Any] = dict(b.sizes, d_work=work or None, work_bytes=work_bytes, stream=stream or None)
-        values.update({name: a.ptr or None for name, a in b.arrays.items()})
-        values.update({f: int(flag) for f in self.fn.flags})
-        values.update({h: host_value(self.fn, h, e, init) for h, e in self.fn.host.items()})
-        return [values[name] for _, name in self.fn.params]
+        fixed = {"d_work": work or None, "work_bytes": work_bytes, "stream": stream or None}
+        args: list[Any] = []
+        for source, name in self._order:
+            if source == "size":
+                args.append(b.sizes[name])
+            elif source == "array":
+                args.append(b.arrays[name].ptr or None)
+            elif source == "fixed":
+                args.append(fixed[name])
+            elif source == "flag":
+                args.append(int(flag))
+            else:
+                args.append(host_value(self.fn, name, self.fn.host[name], init))
+        return args
+
+
+def _order(fn: pymodel.Function) -> tuple[tuple[str, str], ...]:
+    """Where each C argument comes from, in order: a size, an array's address, the workspace or
+    stream (fixed), the accumulate flag, or a host value (init)."""
+    arrays = {a.name for a in fn.arrays}
+    flags = set(fn.flags)
+
+    def source(name: str) -> str:
+        if name in arrays:
+            return "array"
+        if name in pymodel.WORKSPACE:
+            return "fixed"
+        return "flag" if name in flags else "host" if name in fn.host else "size"
+
+    return tuple((source(name), name) for _, name in fn.params)
+
+
+def _key(params: list[pymodel.ArrayParam], arrays: list[Array]) -> tuple[Any, ...]:
+    """What a call's checks of shapes, strides and types read: the parameters bound (which
+    outputs are given) and each array's element type, shape, strides and writability."""
+    return tuple(
+        [(ap.name, a.kind, a.itemsize, a.shape, a.strides, a.readonly) for ap, a in zip(params, arrays, strict=True)]
+    )
 
 
 def stream_handle(stream: object) -> int:

@@ -280,7 +280,7 @@ def test_devices_must_agree(full, monkeypatch):
 def test_c_arguments_in_order(full):
     fn = full["exscan_mat2mul_mat2u"]
     w = pyload.Wrapper.__new__(pyload.Wrapper)
-    w.fn = fn
+    w.fn, w._order = fn, pyload._order(fn)
     b = bind(fn, Fake((5, 4), "<u4", ptr=4096), out=Fake((5, 4), "<u4", ptr=8192))
     args = w._args(b, 0, 0, 7, bytes(16), False)
     assert args[:3] == [4096, 5, 8192] and args[4:] == [None, 0, 7]
