@@ -141,7 +141,7 @@ def _from_torch(t: Any, name: str, stream: int | None = None, current: bool = Fa
     """A torch tensor: its data_ptr, shape, strides (elements: made bytes), dtype and device."""
     dev = t.device
     if dev.type != "cuda":
-        where = "the CPU" if dev.type == "cpu" else f"torch device {dev}"
+        where = "the CPU" if dev.type == "cpu" else f"torch device {dev.type}"
         raise ValueError(f"{name}: the array is on {where}; the kernels need a CUDA array")
     kind, size = _torch_kind(t.dtype)
     strides = tuple([s * size for s in t.stride()])
