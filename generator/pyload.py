@@ -144,6 +144,17 @@ class Plan:
     sizes: dict[str, int]
     dropped: int
     new: list[tuple[pymodel.ArrayParam, tuple[int, ...], str]]
+    align: list[int]  # each array's alignment, in the order bound
+
+
+@dataclass(slots=True)
+class Call:
+    """A call's bound arguments, as a Binding gives them: the sizes, the arrays by C name, the
+    device (None: every array empty)."""
+
+    sizes: dict[str, int]
+    arrays: dict[str, Array]
+    device: int | None
 
 
 PLANS = 256  # plans kept a function (dropped all at once past it: calls of ever new shapes)
@@ -214,10 +225,13 @@ class Wrapper:
             m._device_ok, m._one_device = True, cuda.device_count() <= 1
         if len(inputs) != len(self._inputs):
             raise TypeError(f"{fn.short}() takes {len(fn.inputs)} arrays ({fn.signature()}), got {len(inputs)}")
-        _keywords(fn, out, init, accumulate)
-        outs = _outs(fn, out) if out is not None else [None] * len(self._outputs)
-        objs = [*inputs, *(o for o in outs if o is not None)]
-        params = [*self._inputs, *(ap for ap, o in zip(self._outputs, outs, strict=True) if o is not None)]
+        if init is not None or accumulate:
+            _keywords(fn, out, init, accumulate)
+        objs: Sequence[object] = inputs
+        params: Sequence[pymodel.ArrayParam] = self._inputs
+        if out is not None:
+            given = [(ap, o) for ap, o in zip(self._outputs, _outs(fn, out), strict=True) if o is not None]
+            objs, params = [*inputs, *(o for _, o in given)], [*params, *(ap for ap, _ in given)]
         lib = next((x for x in map(alloc.library_of, objs) if x), "")
         current = stream is None  # on the library's current stream: its allocator may make the workspace
         if not current:
@@ -225,15 +239,16 @@ class Wrapper:
         else:
             handle = alloc.current_stream([lib], _first_device(inputs)) if lib in alloc.ALLOCATES else 0
         arrays = [read(obj, ap.label, handle, current) for ap, obj in zip(params, objs, strict=True)]
-        b, plan = self._binding(params, arrays)
+        call, plan = self._binding(params, arrays)
         for ap, shape, dtype in plan.new:
-            b.arrays[ap.name] = read(alloc.new(lib, ap, shape, dtype, b.device), ap.label, handle, current)
-        self._launch(b, handle, init, accumulate, lib, current)
-        results = [b.arrays[ap.name].obj for ap in self._outputs]
-        return results[0] if len(results) == 1 else tuple(results)
+            call.arrays[ap.name] = read(alloc.new(lib, ap, shape, dtype, call.device), ap.label, handle, current)
+        self._launch(call, handle, init, accumulate, lib, current)
+        if len(self._outputs) == 1:
+            return call.arrays[self._outputs[0].name].obj
+        return tuple([call.arrays[ap.name].obj for ap in self._outputs])
 
-    def _binding(self, params: list[pymodel.ArrayParam], arrays: list[Array]) -> tuple[pymodel.Binding, Plan]:
-        """The call's binding and plan: every check on the first call of its shapes, strides and
+    def _binding(self, params: Sequence[pymodel.ArrayParam], arrays: list[Array]) -> tuple[Call, Plan]:
+        """The call's arguments and plan: every check on the first call of its shapes, strides and
         types (making its Plan); the addresses' and devices' checks alone on the next ones."""
         key = _key(params, arrays)
         plan = self._plans.get(key)
@@ -241,26 +256,39 @@ class Wrapper:
             b = pymodel.Binding(self.fn, strict=True)
             for ap, a in zip(params, arrays, strict=True):
                 b.bind(ap, a)
-            return b, self._plan(key, b)
-        b = pymodel.Binding(self.fn, dict(plan.sizes), {}, None, plan.dropped, True)
-        for ap, a in zip(params, arrays, strict=True):
-            b._place(ap, a)  # alignment and device: the addresses change from call to call
-            b.arrays[ap.name] = a
-        return b, plan
+            return Call(b.sizes, b.arrays, b.device), self._plan(key, b, params, arrays)
+        device = None
+        for a, align in zip(arrays, plan.align, strict=True):  # the addresses change from call to call
+            d = a.device
+            if a.ptr % align or (d is None and a.ptr) or (d is not None and device is not None and d != device):
+                self._refuse(params, arrays)
+            if device is None:
+                device = d
+        return Call(plan.sizes, {ap.name: a for ap, a in zip(params, arrays, strict=True)}, device), plan
 
-    def _plan(self, key: tuple[Any, ...], b: pymodel.Binding) -> Plan:
+    def _refuse(self, params: Sequence[pymodel.ArrayParam], arrays: list[Array]) -> None:
+        """Raise the error of the alignment or device check that failed (pymodel's message)."""
+        b = pymodel.Binding(self.fn, strict=True)
+        for ap, a in zip(params, arrays, strict=True):
+            b._place(ap, a)
+        raise AssertionError("an address or device refused, yet every check passed")  # not reached
+
+    def _plan(
+        self, key: tuple[Any, ...], b: pymodel.Binding, params: Sequence[pymodel.ArrayParam], arrays: list[Array]
+    ) -> Plan:
         """Keep what binding `b` found for calls of the same shapes, strides and types."""
         new = []
         for ap in self._outputs:
             if ap.name not in b.arrays:
                 dtype, trailing = alloc.out_dtype(b, ap)
                 new.append((ap, b.shape_of(ap) + trailing, dtype))
+        align = [_alignment(ap, a) for ap, a in zip(params, arrays, strict=True)]
         if len(self._plans) >= PLANS:
             self._plans.clear()
-        plan = self._plans[key] = Plan(dict(b.sizes), b.dropped, new)
+        plan = self._plans[key] = Plan(dict(b.sizes), b.dropped, new, align)
         return plan
 
-    def _launch(self, b: pymodel.Binding, stream: int, init: object, accumulate: bool, lib: str, current: bool) -> None:
+    def _launch(self, b: Call, stream: int, init: object, accumulate: bool, lib: str, current: bool) -> None:
         """On the arrays' device: the producers' streams waited for, the workspace, the C call."""
         c, size = self._functions()
         m = self.module
@@ -283,7 +311,9 @@ class Wrapper:
             if before != device:
                 rt.set_device(before)
 
-    def _args(self, b: pymodel.Binding, work: int, work_bytes: int, stream: int, init: object, flag: bool) -> list[Any]:
+    def _args(
+        self, b: Call | pymodel.Binding, work: int, work_bytes: int, stream: int, init: object, flag: bool
+    ) -> list[Any]:
         """The C arguments in order."""
         fixed = {"d_work": work or None, "work_bytes": work_bytes, "stream": stream or None}
         args: list[Any] = []
@@ -317,7 +347,13 @@ def _order(fn: pymodel.Function) -> tuple[tuple[str, str], ...]:
     return tuple((source(name), name) for _, name in fn.params)
 
 
-def _key(params: list[pymodel.ArrayParam], arrays: list[Array]) -> tuple[Any, ...]:
+def _alignment(ap: pymodel.ArrayParam, a: Array) -> int:
+    """What an address must be a multiple of: the element type's size (a struct's: the dtype it is
+    held in; the C function checks its full alignment), as pymodel's check."""
+    return max(ap.elem.size if ap.elem.kind != "struct" else a.itemsize, 1)
+
+
+def _key(params: Sequence[pymodel.ArrayParam], arrays: list[Array]) -> tuple[Any, ...]:
     """What a call's checks of shapes, strides and types read: the parameters bound (which
     outputs are given) and each array's element type, shape, strides and writability."""
     return tuple(

@@ -736,6 +736,9 @@ def test_a_cached_call_still_checks_addresses_and_devices(faked):
     m, calls = faked
     w, out = m.reduce_sum_f32, Fake((1,), ptr=1 << 21)
     w(Fake((1000,)), out=out)
+    for _ in range(2):  # an empty array's NULL has no device: fine beside one that has, cached or not
+        w(Fake((0,), ptr=0), out=out)
+    assert [c[1:3] for c in calls if c[0] == "reduce_sum_f32"][-2:] == [(None, 0), (None, 0)]
     calls.clear()
     with pytest.raises(ValueError, match="^in: address 0x100002 is not aligned"):
         w(Fake((1000,), ptr=(1 << 20) + 2), out=out)
