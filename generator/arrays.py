@@ -4,9 +4,10 @@ DLManagedTensor, read with ctypes).  No array library is imported here.
 
 An array reads as its pointer, shape, strides in bytes, element kind and size, device and library;
 `read(obj, name, stream)` raises TypeError or ValueError naming the argument where it cannot be
-read as a CUDA array.  A torch tensor and (on CuPy's current stream) a CuPy array are read from
-their own attributes, without building the interface's dict and without asking the driver the
-device of their pointer: their library says it.
+read as a CUDA array.  An empty array reads with the strides of a packed one (libraries give
+an empty array's strides as they like: NumPy 2 gives 0).  A torch tensor and (on CuPy's current
+stream) a CuPy array are read from their own attributes, without building the interface's dict
+and without asking the driver the device of their pointer: their library says it.
 """
 
 import ctypes
@@ -144,8 +145,9 @@ def _from_torch(t: Any, name: str, stream: int | None = None, current: bool = Fa
         where = "the CPU" if dev.type == "cpu" else f"torch device {dev.type}"
         raise ValueError(f"{name}: the array is on {where}; the kernels need a CUDA array")
     kind, size = _torch_kind(t.dtype)
-    strides = tuple([s * size for s in t.stride()])
-    return Array(name, t.data_ptr(), tuple(t.shape), strides, kind, size, dev.index or 0, "torch", False, None, t)
+    shape = tuple(t.shape)
+    strides = tuple([s * size for s in t.stride()]) if 0 not in shape else contiguous(shape, size)
+    return Array(name, t.data_ptr(), shape, strides, kind, size, dev.index or 0, "torch", False, None, t)
 
 
 def _from_cupy(x: Any, name: str, stream: int | None = None, current: bool = False) -> Array:
@@ -157,7 +159,9 @@ def _from_cupy(x: Any, name: str, stream: int | None = None, current: bool = Fal
     kind, size = dtype.kind, dtype.itemsize
     if kind not in KINDS or dtype.byteorder == ">":
         raise TypeError(f"{name}: element type {dtype.str!r} is not a little-endian number or record")
-    return Array(name, x.data.ptr, x.shape, x.strides, kind, size, x.device.id, "cupy", False, None, x)
+    shape = x.shape
+    strides = x.strides if 0 not in shape else contiguous(shape, size)
+    return Array(name, x.data.ptr, shape, strides, kind, size, x.device.id, "cupy", False, None, x)
 
 
 # ---- __cuda_array_interface__ ----
@@ -177,7 +181,10 @@ def _from_cai(obj: object, name: str, cai: dict[str, Any]) -> Array:
     kind, itemsize = element
     shape = tuple([int(d) for d in cai["shape"]])
     strides = cai.get("strides")
-    strides = contiguous(shape, itemsize) if strides is None else tuple([int(s) for s in strides])
+    if strides is None or 0 in shape:  # an empty array's strides: those of a packed one (NumPy says 0)
+        strides = contiguous(shape, itemsize)
+    else:
+        strides = tuple([int(s) for s in strides])
     ptr, readonly = cai["data"]
     ptr = int(ptr or 0)
     stream = cai.get("stream")
@@ -269,7 +276,7 @@ def _dl_array(obj: object, name: str, capsule: object, t: DLTensor) -> Array:
         raise TypeError(f"{name}: DLPack type (code {code}, {bits} bits, {lanes} lanes) is not a plain number")
     itemsize = bits // 8
     shape = tuple(int(t.shape[k]) for k in range(t.ndim))
-    if t.strides:
+    if t.strides and 0 not in shape:
         strides = tuple(int(t.strides[k]) * itemsize for k in range(t.ndim))
     else:
         strides = contiguous(shape, itemsize)

@@ -81,7 +81,9 @@ class Module:
         return self._lib
 
     def runtime(self) -> cuda.Runtime:
-        self.lib()
+        """The runtime calls of the library's glue (the library opened at the first)."""
+        if self._runtime is None:
+            self.lib()
         assert self._runtime is not None
         return self._runtime
 
@@ -239,32 +241,51 @@ class Wrapper:
         else:
             handle = alloc.current_stream([lib], _first_device(inputs)) if lib in alloc.ALLOCATES else 0
         arrays = [read(obj, ap.label, handle, current) for ap, obj in zip(params, objs, strict=True)]
-        call, plan = self._binding(params, arrays)
-        for ap, shape, dtype in plan.new:
-            call.arrays[ap.name] = read(alloc.new(lib, ap, shape, dtype, call.device), ap.label, handle, current)
+        plan = self._plans.get(_key(params, arrays))
+        if plan is None:
+            call = self._first(params, arrays, lib, handle, current)
+        else:
+            call = self._placed(plan, params, arrays)
+            for ap, shape, dtype in plan.new:
+                call.arrays[ap.name] = read(alloc.new(lib, ap, shape, dtype, call.device), ap.label, handle, current)
         self._launch(call, handle, init, accumulate, lib, current)
         if len(self._outputs) == 1:
             return call.arrays[self._outputs[0].name].obj
         return tuple([call.arrays[ap.name].obj for ap in self._outputs])
 
-    def _binding(self, params: Sequence[pymodel.ArrayParam], arrays: list[Array]) -> tuple[Call, Plan]:
-        """The call's arguments and plan: every check on the first call of its shapes, strides and
-        types (making its Plan); the addresses' and devices' checks alone on the next ones."""
+    def _first(
+        self, params: Sequence[pymodel.ArrayParam], arrays: list[Array], lib: str, stream: int, current: bool
+    ) -> Call:
+        """The first call of its shapes, strides and types: every check, the outputs not given
+        allocated and bound (their pitches are sizes), and the Plan kept for the next ones."""
+        b = pymodel.Binding(self.fn, strict=True)
+        for ap, a in zip(params, arrays, strict=True):
+            b.bind(ap, a)
         key = _key(params, arrays)
-        plan = self._plans.get(key)
-        if plan is None:
-            b = pymodel.Binding(self.fn, strict=True)
-            for ap, a in zip(params, arrays, strict=True):
-                b.bind(ap, a)
-            return Call(b.sizes, b.arrays, b.device), self._plan(key, b, params, arrays)
+        new = []
+        for ap in self._outputs:
+            if ap.name not in b.arrays:
+                dtype, trailing = alloc.out_dtype(b, ap)
+                shape = b.shape_of(ap) + trailing
+                b.bind(ap, read(alloc.new(lib, ap, shape, dtype, b.device), ap.label, stream, current))
+                new.append((ap, shape, dtype))
+        align = [_alignment(ap, a) for ap, a in zip(params, arrays, strict=True)]
+        if len(self._plans) >= PLANS:
+            self._plans.clear()
+        self._plans[key] = Plan(dict(b.sizes), b.dropped, new, align)
+        return Call(b.sizes, b.arrays, b.device)
+
+    def _placed(self, plan: Plan, params: Sequence[pymodel.ArrayParam], arrays: list[Array]) -> Call:
+        """A call of a plan's shapes, strides and types: the addresses' and devices' checks alone
+        (the addresses change from call to call)."""
         device = None
-        for a, align in zip(arrays, plan.align, strict=True):  # the addresses change from call to call
+        for a, align in zip(arrays, plan.align, strict=True):
             d = a.device
             if a.ptr % align or (d is None and a.ptr) or (d is not None and device is not None and d != device):
                 self._refuse(params, arrays)
             if device is None:
                 device = d
-        return Call(plan.sizes, {ap.name: a for ap, a in zip(params, arrays, strict=True)}, device), plan
+        return Call(plan.sizes, {ap.name: a for ap, a in zip(params, arrays, strict=True)}, device)
 
     def _refuse(self, params: Sequence[pymodel.ArrayParam], arrays: list[Array]) -> None:
         """Raise the error of the alignment or device check that failed (pymodel's message)."""
@@ -272,21 +293,6 @@ class Wrapper:
         for ap, a in zip(params, arrays, strict=True):
             b._place(ap, a)
         raise AssertionError("an address or device refused, yet every check passed")  # not reached
-
-    def _plan(
-        self, key: tuple[Any, ...], b: pymodel.Binding, params: Sequence[pymodel.ArrayParam], arrays: list[Array]
-    ) -> Plan:
-        """Keep what binding `b` found for calls of the same shapes, strides and types."""
-        new = []
-        for ap in self._outputs:
-            if ap.name not in b.arrays:
-                dtype, trailing = alloc.out_dtype(b, ap)
-                new.append((ap, b.shape_of(ap) + trailing, dtype))
-        align = [_alignment(ap, a) for ap, a in zip(params, arrays, strict=True)]
-        if len(self._plans) >= PLANS:
-            self._plans.clear()
-        plan = self._plans[key] = Plan(dict(b.sizes), b.dropped, new, align)
-        return plan
 
     def _launch(self, b: Call, stream: int, init: object, accumulate: bool, lib: str, current: bool) -> None:
         """On the arrays' device: the producers' streams waited for, the workspace, the C call."""

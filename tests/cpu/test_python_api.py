@@ -878,3 +878,49 @@ def test_cupy_arrays_by_their_attributes_on_the_current_stream(monkeypatch):
     a = arrays.read(x, "in", 0, current=True)
     assert (a.shape, a.strides, a.dtype, a.device, a.stream) == ((6, 2), (8, 4), "u4", 0, None)
     assert arrays.read(x, "in", 5).stream == 77  # on another stream: the CAI's, waited for
+
+
+class _PlainRuntime:
+    """The runtime calls a call makes, with nothing behind them."""
+
+    def get_device(self):
+        return 0
+
+    def check(self, function, code):
+        assert code == 0
+
+
+@pytest.fixture
+def full_module(tmp_path, monkeypatch):
+    """docs/spec.md's spec as a module whose C functions record their arguments (no library):
+    (module, calls); outputs allocated as Fakes, 4096 bytes apart."""
+    description = pybuild.describe(pybuild.read_spec(_full_spec_text()))
+    (tmp_path / pybuild.DESCRIPTION).write_text(json.dumps(description))
+    m = pyload.Module(tmp_path)
+    m._runtime, calls, made = _PlainRuntime(), [], []
+    monkeypatch.setattr(cuda, "require_device", lambda function="": None)
+    monkeypatch.setattr(cuda, "pointer_device", lambda ptr: 0)
+
+    def new(lib, ap, shape, dtype, device):
+        made.append((ap.label, shape, dtype))
+        return Fake(shape, "|" + dtype if dtype[1:] == "1" else "<" + dtype, ptr=(1 << 30) + 4096 * len(made))
+
+    monkeypatch.setattr(alloc, "new", new)
+    for w in m.functions.values():
+        record = (lambda name: lambda *args: calls.append((name, args)) or 0)(w.fn.short)
+        monkeypatch.setattr(w, "_functions", lambda record=record: (record, lambda *sizes: 0))
+    return m, calls, made
+
+
+def test_allocated_outputs_give_their_sizes(full_module):
+    m, calls, made = full_module
+    for _ in range(2):  # the first call (every check) and a cached one alike
+        out = m.rows_scan_sum_f32(Fake((3, 5), strides=(32, 4)))
+        assert out.shape == (3, 5) and made[-1] == ("out", (3, 5), "f4")
+        assert calls[-1][1][:6] == (1 << 20, 3, 5, 8, out.__cuda_array_interface__["data"][0], 5)  # out_pitch 5
+        t = m.transpose_mat2u(Fake((2, 3, 5, 4), "<u4"))
+        assert t.shape == (2, 5, 3, 4) and made[-1] == ("out", (2, 5, 3, 4), "u4")
+        name, args = calls[-1]
+        assert name == "transpose_mat2u" and args[:6] == (1 << 20, 5, 15, 3, 5, 2) and args[7:9] == (3, 15)
+        outs = m.reduce_sum_f32_by_i32(Fake((9,)), Fake((9,), "<i4", ptr=1 << 21))
+        assert [o.shape for o in outs] == [(9,), (9,), (1,)] and [x[2] for x in made[-3:]] == ["f4", "i4", "u8"]

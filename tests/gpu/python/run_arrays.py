@@ -503,10 +503,12 @@ def t_cupy_streams(L, m, rng) -> None:
     z = m.scan_sum_u32(d, stream=s2)
     s2.synchronize()
     check("cupy stream= a cupy Stream", same(L.host(z), want))
-    rec = np.zeros(3, dtype=[("a", "<u4"), ("b", "<u4")])
+    ms = L.dev(maps(rng, 4097))
+    as_floats = L.host(m.scan_compose_affine(ms))
+    as_halves = L.host(m.scan_compose_affine(ms.view(cp.uint16)))  # (n, 4) uint16: the same 8 bytes
+    check("cupy affine maps as (n, 4) uint16, their bytes", same(as_halves.view(np.float32), as_floats))
     check(
-        "cupy a record dtype of the wrong size is refused",
-        _raises(TypeError, lambda: m.scan_mat3mul_mat3u(cp.asarray(rec))),
+        "cupy (n, 3) uint32 is no mat3u", _raises(TypeError, lambda: m.scan_mat3mul_mat3u(cp.zeros((5, 3), cp.uint32)))
     )
 
 
