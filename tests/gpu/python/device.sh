@@ -40,7 +40,7 @@ tally() {  # tally NAME RC LOG: add the log's "N passed, M failed" (or one failu
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
     passed=$((passed + p)); failed=$((failed + f))
     summary+=("$name: rc=$rc ${line:-(no summary line)} [$4 s]")
-    grep -E '^FAIL|^failed:|Traceback|Error' "$log" | head -30
+    grep -E '^FAIL|^Traceback' "$log" | head -40
 }
 
 step_build() {
