@@ -229,6 +229,8 @@ class Wrapper:
             raise TypeError(f"{fn.short}() takes {len(fn.inputs)} arrays ({fn.signature()}), got {len(inputs)}")
         if init is not None or accumulate:
             _keywords(fn, out, init, accumulate)
+            for h, e in fn.host.items():  # a bad init= refused before anything is read or made
+                host_value(fn, h, e, init)
         objs: Sequence[object] = inputs
         params: Sequence[pymodel.ArrayParam] = self._inputs
         if out is not None:

@@ -924,3 +924,14 @@ def test_allocated_outputs_give_their_sizes(full_module):
         assert name == "transpose_mat2u" and args[:6] == (1 << 20, 5, 15, 3, 5, 2) and args[7:9] == (3, 15)
         outs = m.reduce_sum_f32_by_i32(Fake((9,)), Fake((9,), "<i4", ptr=1 << 21))
         assert [o.shape for o in outs] == [(9,), (9,), (1,)] and [x[2] for x in made[-3:]] == ["f4", "i4", "u8"]
+
+
+def test_a_bad_init_makes_nothing(full_module):
+    m, calls, made = full_module
+    with pytest.raises(ValueError, match="^init: 8 bytes for mat2u, which has 16"):
+        m.exscan_mat2mul_mat2u(Fake((5, 4), "<u4"), init=bytes(8))
+    with pytest.raises(TypeError, match="^init: a mat2u is given as 16 bytes"):
+        m.exscan_mat2mul_mat2u(Fake((5, 4), "<u4"), init=1.0)
+    assert made == [] and calls == []
+    m.exscan_mat2mul_mat2u(Fake((5, 4), "<u4"), init=bytes(16))
+    assert made == [("out", (5, 4), "u4")] and len(calls) == 1
