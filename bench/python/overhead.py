@@ -9,8 +9,9 @@ torch tensors take, less what torch's own attributes cost.
 
     python3 bench/python/overhead.py [--calls N] [--repeat K] [--cc CC]
 
-Prints one line a case: the fastest and the median of K runs of N calls, in microseconds a call
-(on a shared machine the fastest run is the steadier figure).
+Prints one line a case: the fastest and the median of K runs of N calls, in microseconds of this
+process's CPU time a call (time.process_time: on a shared machine, the time other processes take
+the cores is left out; the fastest run is the steadier figure).
 """
 
 import argparse
@@ -159,10 +160,10 @@ def per_call(fn, calls: int, repeat: int) -> tuple[float, float]:
     fn()
     times = []
     for _ in range(repeat):  # the median: the machine may be shared
-        t = time.perf_counter()
+        t = time.process_time()
         for _ in range(calls):
             fn()
-        times.append((time.perf_counter() - t) / calls * 1e6)
+        times.append((time.process_time() - t) / calls * 1e6)
     return min(times), statistics.median(times)
 
 
