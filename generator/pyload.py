@@ -180,6 +180,7 @@ class Wrapper:
         self._plans: dict[tuple[Any, ...], Plan] = {}
         self._work_bytes: dict[tuple[int, ...], int] = {}
         self._order = _order(fn)
+        self._bound: dict[tuple[bool, ...] | None, tuple[list[pymodel.ArrayParam], list[str]]] = {}
 
     def __repr__(self) -> str:
         return f"<assocgen function {self.fn.signature()}>"
@@ -232,17 +233,23 @@ class Wrapper:
             for h, e in fn.host.items():  # a bad init= refused before anything is read or made
                 host_value(fn, h, e, init)
         objs: Sequence[object] = inputs
-        params: Sequence[pymodel.ArrayParam] = self._inputs
+        given = None
         if out is not None:
-            given = [(ap, o) for ap, o in zip(self._outputs, _outs(fn, out), strict=True) if o is not None]
-            objs, params = [*inputs, *(o for _, o in given)], [*params, *(ap for ap, _ in given)]
-        lib = next((x for x in map(alloc.library_of, objs) if x), "")
+            outs = _outs(fn, out)
+            given = tuple([o is not None for o in outs])
+            objs = [*inputs, *(o for o in outs if o is not None)]
+        params, labels = self._params(given)
+        lib = ""
+        for obj in objs:
+            lib = alloc.library_of(obj)
+            if lib:
+                break
         current = stream is None  # on the library's current stream: its allocator may make the workspace
         if not current:
             handle = stream_handle(stream)
         else:
             handle = alloc.current_stream([lib], _first_device(inputs)) if lib in alloc.ALLOCATES else 0
-        arrays = [read(obj, ap.label, handle, current) for ap, obj in zip(params, objs, strict=True)]
+        arrays = [read(obj, label, handle, current) for obj, label in zip(objs, labels, strict=True)]
         plan = self._plans.get(_key(params, arrays))
         if plan is None:
             call = self._first(params, arrays, lib, handle, current)
@@ -254,6 +261,16 @@ class Wrapper:
         if len(self._outputs) == 1:
             return call.arrays[self._outputs[0].name].obj
         return tuple([call.arrays[ap.name].obj for ap in self._outputs])
+
+    def _params(self, given: tuple[bool, ...] | None) -> tuple[list[pymodel.ArrayParam], list[str]]:
+        """The parameters a call binds, and their labels: the inputs, then the outputs `given`
+        (None: none) by out=; kept a pattern."""
+        found = self._bound.get(given)
+        if found is None:
+            outs = [ap for ap, g in zip(self._outputs, given or [False] * len(self._outputs), strict=True) if g]
+            params = [*self._inputs, *outs]
+            found = self._bound[given] = (params, [ap.label for ap in params])
+        return found
 
     def _first(
         self, params: Sequence[pymodel.ArrayParam], arrays: list[Array], lib: str, stream: int, current: bool
@@ -297,27 +314,39 @@ class Wrapper:
         raise AssertionError("an address or device refused, yet every check passed")  # not reached
 
     def _launch(self, b: Call, stream: int, init: object, accumulate: bool, lib: str, current: bool) -> None:
-        """On the arrays' device: the producers' streams waited for, the workspace, the C call."""
-        c, size = self._functions()
+        """On the arrays' device (switched to and back where there are several GPUs): the C call."""
         m = self.module
+        if m._one_device:
+            self._run(b, 0 if b.device is None else b.device, stream, init, accumulate, lib, current)
+            return
         rt = m.runtime()
         device = m.device_for(b.device)  # None: every array empty (NULL): the current one
-        before = device if m._one_device else rt.get_device()
-        if before != device:
-            rt.set_device(device)
+        before = rt.get_device()
+        if before == device:
+            self._run(b, device, stream, init, accumulate, lib, current)
+            return
+        rt.set_device(device)
         try:
-            for a in b.arrays.values():  # CAI v3: the stream an array's data is valid on, where it is another
-                if a.stream is not None and not alloc.same_stream(a.stream, stream):
-                    rt.wait(stream, a.stream)
-            sizes = tuple([b.sizes[w] for w in self.fn.work])
-            nbytes = self._work_bytes.get(sizes)
-            if nbytes is None:
-                nbytes = self._work_bytes[sizes] = size(*sizes)
-            work, work_bytes = m.workspace(device, stream, nbytes, lib, current)
-            rt.check(self.fn.name, c(*self._args(b, work, work_bytes, stream, init, accumulate)))
+            self._run(b, device, stream, init, accumulate, lib, current)
         finally:
-            if before != device:
-                rt.set_device(before)
+            rt.set_device(before)
+
+    def _run(self, b: Call, device: int, stream: int, init: object, accumulate: bool, lib: str, current: bool) -> None:
+        """The producers' streams waited for, the workspace, the C call."""
+        c, size = self._functions()
+        m = self.module
+        rt = m._runtime or m.runtime()
+        for a in b.arrays.values():  # CAI v3: the stream an array's data is valid on, where it is another
+            if a.stream is not None and not alloc.same_stream(a.stream, stream):
+                rt.wait(stream, a.stream)
+        sizes = tuple([b.sizes[w] for w in self.fn.work])
+        nbytes = self._work_bytes.get(sizes)
+        if nbytes is None:
+            nbytes = self._work_bytes[sizes] = size(*sizes)
+        work, work_bytes = m.workspace(device, stream, nbytes, lib, current) if nbytes else (0, 0)
+        rc = c(*self._args(b, work, work_bytes, stream, init, accumulate))
+        if rc:
+            rt.check(self.fn.name, rc)
 
     def _args(
         self, b: Call | pymodel.Binding, work: int, work_bytes: int, stream: int, init: object, flag: bool
