@@ -4,6 +4,7 @@ in place, so a JAX caller passes out= until the jax.ffi path exists).
 """
 
 import importlib
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,7 +21,8 @@ def library_of(obj: object) -> str:
 
 def module(lib: str) -> Any:
     """An array library, imported now (never before its arrays are passed)."""
-    return importlib.import_module(lib)
+    found = sys.modules.get(lib)
+    return found if found is not None else importlib.import_module(lib)
 
 
 def current_stream(libs: Sequence[str], device: int | None) -> int:
@@ -29,13 +31,19 @@ def current_stream(libs: Sequence[str], device: int | None) -> int:
     lib = next((x for x in libs if x), "")
     if lib == "torch":
         torch = module("torch")
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # what torch.compile's code calls
+        if raw is not None:
+            return int(raw(torch.cuda.current_device() if device is None else device))
         return int(torch.cuda.current_stream(device).cuda_stream)
     if lib == "cupy":
         cupy = module("cupy")
         if device is None:
             return int(cupy.cuda.get_current_stream().ptr)
-        with cupy.cuda.Device(device):
-            return int(cupy.cuda.get_current_stream().ptr)
+        try:
+            return int(cupy.cuda.get_current_stream(device).ptr)
+        except TypeError:  # a CuPy whose get_current_stream takes no device
+            with cupy.cuda.Device(device):
+                return int(cupy.cuda.get_current_stream().ptr)
     return 0
 
 
@@ -77,18 +85,33 @@ def empty(libs: Sequence[str], b: Binding, ap: ArrayParam) -> object:
     """A new output array for `ap`, from the first input's library, on the call's device."""
     lib = next((x for x in libs if x), "")
     dtype, trailing = out_dtype(b, ap)
-    shape = b.shape_of(ap) + trailing
+    return new(lib, ap, b.shape_of(ap) + trailing, dtype, b.device)
+
+
+def new(lib: str, ap: ArrayParam, shape: tuple[int, ...], dtype: str, device: int | None) -> object:
+    """An uninitialized array of `lib` for output `ap`: `shape` of `dtype` ("f4", "u1") on `device`."""
     if lib == "torch":
         torch = module("torch")
-        return torch.empty(shape, dtype=getattr(torch, TORCH_DTYPES[dtype]), device=f"cuda:{b.device}")
+        return torch.empty(shape, dtype=getattr(torch, TORCH_DTYPES[dtype]), device=_torch_device(torch, device))
     if lib == "cupy":
         cupy = module("cupy")
-        with cupy.cuda.Device(b.device):
+        with cupy.cuda.Device(device):
             return cupy.empty(shape, dtype="V" + str(ap.elem.size) if dtype[0] == "V" else "<" + dtype)
     why = (
         "JAX arrays cannot be written in place" if lib == "jax" else f"assocgen allocates with {' or '.join(ALLOCATES)}"
     )
     raise TypeError(f"{ap.label}: {why}: pass out= a writable CUDA array")
+
+
+_TORCH_DEVICES: dict[int | None, Any] = {}
+
+
+def _torch_device(torch: Any, device: int | None) -> Any:
+    """torch.device("cuda", device), made once a device."""
+    found = _TORCH_DEVICES.get(device)
+    if found is None:
+        found = _TORCH_DEVICES[device] = torch.device("cuda") if device is None else torch.device("cuda", device)
+    return found
 
 
 def stream_owner(libs: Sequence[str], stream: int, device: int | None, current: bool) -> str:

@@ -4,13 +4,18 @@ DLManagedTensor, read with ctypes).  No array library is imported here.
 
 An array reads as its pointer, shape, strides in bytes, element kind and size, device and library;
 `read(obj, name, stream)` raises TypeError or ValueError naming the argument where it cannot be
-read as a CUDA array.
+read as a CUDA array.  An empty array reads with the strides of a packed one (libraries give
+an empty array's strides as they like: NumPy 2 gives 0).  A torch tensor and (on CuPy's current
+stream) a CuPy array are read from their own attributes, without building the interface's dict
+and without asking the driver the device of their pointer: their library says it.
 """
 
 import ctypes
 import re
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from . import cuda
@@ -21,7 +26,7 @@ DL_KINDS = {0: "i", 1: "u", 2: "f", 4: "V", 5: "c", 6: "b"}  # kDLInt, kDLUInt, 
 KINDS = ("i", "u", "f", "b", "c", "V")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Array:
     """One array as the wrappers check it (strides in bytes; device None where unknown)."""
 
@@ -61,11 +66,37 @@ def _library(module_name: str) -> str:
     return {"jaxlib": "jax"}.get(module, module if module in ("torch", "cupy", "jax", "numba") else "")
 
 
-def read(obj: object, name: str, stream: int | None = None) -> Array:
-    """Read `obj` as a CUDA array: its CAI if it has one, else DLPack (asked to make the data ready
-    on `stream`, the stream the call will run on; None: the producer's default)."""
-    if isinstance(obj, Array):
-        return obj
+def read(obj: object, name: str, stream: int | None = None, current: bool = False) -> Array:
+    """Read `obj` as a CUDA array: a torch tensor by its attributes, a CuPy array by its own where
+    the call runs on CuPy's `current` stream; else its CAI if it has one, else DLPack (asked to
+    make the data ready on `stream`, the stream the call will run on; None: the producer's
+    default)."""
+    kind = type(obj)
+    reader = _READERS.get(kind)
+    if reader is None:
+        reader = _READERS[kind] = _reader(kind)
+    return reader(obj, name, stream, current)
+
+
+Reader = Callable[[Any, str, "int | None", bool], Array]
+
+
+def _reader(kind: type) -> Reader:
+    """How arrays of a type are read (kept a type: the type's library does not change)."""
+    if issubclass(kind, Array):
+        return lambda obj, name, stream, current: obj
+    lib = _library(kind.__module__)
+    torch = sys.modules.get("torch")
+    if lib == "torch" and torch is not None and issubclass(kind, torch.Tensor):
+        return _from_torch
+    cupy = sys.modules.get("cupy")
+    if lib == "cupy" and cupy is not None and issubclass(kind, cupy.ndarray):
+        return _from_cupy
+    return _from_protocols
+
+
+def _from_protocols(obj: object, name: str, stream: int | None, current: bool = False) -> Array:
+    """An array through __cuda_array_interface__, else DLPack."""
     try:
         cai = getattr(obj, "__cuda_array_interface__", None)
     except Exception:  # a library raises where the array is not on a GPU (torch: a CPU tensor)
@@ -77,13 +108,70 @@ def read(obj: object, name: str, stream: int | None = None) -> Array:
     raise TypeError(f"{name}: expected a CUDA array (__cuda_array_interface__ or __dlpack__), got {type(obj).__name__}")
 
 
+_READERS: dict[type, Reader] = {}
+
+
+# ---- torch and CuPy arrays, by their own attributes ----
+
+# torch dtypes by name: (kind, itemsize); bfloat16 and others no builtin type is: bytes ("V")
+TORCH_KINDS = {
+    "float16": ("f", 2),
+    "float32": ("f", 4),
+    "float64": ("f", 8),
+    "int8": ("i", 1),
+    "int16": ("i", 2),
+    "int32": ("i", 4),
+    "int64": ("i", 8),
+    "uint8": ("u", 1),
+    "uint16": ("u", 2),
+    "uint32": ("u", 4),
+    "uint64": ("u", 8),
+    "bool": ("b", 1),
+    "complex64": ("c", 8),
+    "complex128": ("c", 16),
+}
+
+
+@cache
+def _torch_kind(dtype: Any) -> tuple[str, int]:
+    name = str(dtype).removeprefix("torch.")
+    return TORCH_KINDS.get(name) or ("V", int(dtype.itemsize))
+
+
+def _from_torch(t: Any, name: str, stream: int | None = None, current: bool = False) -> Array:
+    """A torch tensor: its data_ptr, shape, strides (elements: made bytes), dtype and device."""
+    dev = t.device
+    if dev.type != "cuda":
+        where = "the CPU" if dev.type == "cpu" else f"torch device {dev.type}"
+        raise ValueError(f"{name}: the array is on {where}; the kernels need a CUDA array")
+    kind, size = _torch_kind(t.dtype)
+    shape = tuple(t.shape)
+    strides = tuple([s * size for s in t.stride()]) if 0 not in shape else contiguous(shape, size)
+    return Array(name, t.data_ptr(), shape, strides, kind, size, dev.index or 0, "torch", False, None, t)
+
+
+def _from_cupy(x: Any, name: str, stream: int | None = None, current: bool = False) -> Array:
+    """A CuPy array on CuPy's current stream (the call's: its CAI would name that stream, so there
+    is nothing to wait for); on another stream, through its CAI (version 3: the stream named)."""
+    if not current:
+        return _from_protocols(x, name, stream)
+    dtype = x.dtype
+    kind, size = dtype.kind, dtype.itemsize
+    if kind not in KINDS or dtype.byteorder == ">":
+        raise TypeError(f"{name}: element type {dtype.str!r} is not a little-endian number or record")
+    shape = x.shape
+    strides = x.strides if 0 not in shape else contiguous(shape, size)
+    return Array(name, x.data.ptr, shape, strides, kind, size, x.device.id, "cupy", False, None, x)
+
+
 # ---- __cuda_array_interface__ ----
 
 _TYPESTR = re.compile(r"^([<>|=])([iufbcV])(\d+)$")
 
 
 def _from_cai(obj: object, name: str, cai: dict[str, Any]) -> Array:
-    if cai.get("version", 0) < 2 or cai.get("version", 0) > 3:
+    version = cai.get("version", 0)
+    if version < 2 or version > 3:
         raise TypeError(f"{name}: __cuda_array_interface__ version {cai.get('version')} (2 and 3 are read)")
     if cai.get("mask") is not None:
         raise ValueError(f"{name}: a masked array (__cuda_array_interface__ mask) is not accepted")
@@ -91,24 +179,18 @@ def _from_cai(obj: object, name: str, cai: dict[str, Any]) -> Array:
     if element is None:
         raise TypeError(f"{name}: element type {cai.get('typestr')!r} is not a little-endian number or record")
     kind, itemsize = element
-    shape = tuple(int(d) for d in cai["shape"])
+    shape = tuple([int(d) for d in cai["shape"]])
     strides = cai.get("strides")
-    strides = contiguous(shape, itemsize) if strides is None else tuple(int(s) for s in strides)
+    if strides is None or 0 in shape:  # an empty array's strides: those of a packed one (NumPy says 0)
+        strides = contiguous(shape, itemsize)
+    else:
+        strides = tuple([int(s) for s in strides])
     ptr, readonly = cai["data"]
+    ptr = int(ptr or 0)
     stream = cai.get("stream")
-    return Array(
-        name,
-        int(ptr or 0),
-        shape,
-        strides,
-        kind,
-        itemsize,
-        device_of(obj, int(ptr or 0)),
-        library(obj),
-        bool(readonly),
-        None if stream is None else int(stream),
-        obj,
-    )
+    stream = None if stream is None else int(stream)
+    lib = library(obj)
+    return Array(name, ptr, shape, strides, kind, itemsize, device_of(obj, ptr, lib), lib, bool(readonly), stream, obj)
 
 
 @cache
@@ -118,6 +200,7 @@ def _typestr(typestr: str) -> tuple[str, int] | None:
     return None if not m or m.group(1) == ">" else (m.group(2), int(m.group(3)))
 
 
+@lru_cache(maxsize=1024)
 def contiguous(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     """C-order strides in bytes."""
     strides, step = [], itemsize
@@ -127,11 +210,14 @@ def contiguous(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def device_of(obj: object, ptr: int) -> int | None:
+def device_of(obj: object, ptr: int, lib: str | None = None) -> int | None:
     """The device an array's memory is on: its library's own word where it says (torch, cupy),
     else the driver's for the pointer (None where neither knows, as without a GPU)."""
+    if lib is None:
+        lib = library(obj)
+    if lib not in ("torch", "cupy"):
+        return cuda.pointer_device(ptr) if ptr else None
     dev = getattr(obj, "device", None)
-    lib = library(obj)
     if lib == "torch" and getattr(dev, "type", "") == "cuda":
         return int(dev.index or 0)  # type: ignore[union-attr]
     if lib == "cupy" and hasattr(dev, "id"):
@@ -190,7 +276,7 @@ def _dl_array(obj: object, name: str, capsule: object, t: DLTensor) -> Array:
         raise TypeError(f"{name}: DLPack type (code {code}, {bits} bits, {lanes} lanes) is not a plain number")
     itemsize = bits // 8
     shape = tuple(int(t.shape[k]) for k in range(t.ndim))
-    if t.strides:
+    if t.strides and 0 not in shape:
         strides = tuple(int(t.strides[k]) * itemsize for k in range(t.ndim))
     else:
         strides = contiguous(shape, itemsize)

@@ -13,11 +13,12 @@ import json
 import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import alloc, cuda, jaxffi, pybuild, pymodel
-from .arrays import read
+from .arrays import Array, read
 from .cuda import CudaError, NoDeviceError
 from .pybuild import BuildError
 
@@ -56,6 +57,8 @@ class Module:
         self._lib: ctypes.CDLL | None = None
         self._runtime: cuda.Runtime | None = None
         self._lock = threading.Lock()
+        self._device_ok = False  # a call found a GPU (checked once: GPUs do not go away)
+        self._one_device = True  # one GPU (or none seen yet): no device to switch to
         # (device, stream): (pointer, bytes, the library's array holding it or None: cudaMalloc's)
         self._work: dict[tuple[int, int], tuple[int, int, Any]] = {}
         types = {c: pymodel.elem(t) for c, t in self.description["types"].items()}
@@ -84,17 +87,29 @@ class Module:
         return jaxffi.functions(self, pybuild.build_jax)
 
     def runtime(self) -> cuda.Runtime:
-        self.lib()
+        """The runtime calls of the library's glue (the library opened at the first)."""
+        if self._runtime is None:
+            self.lib()
         assert self._runtime is not None
         return self._runtime
 
-    def workspace(self, device: int, stream: int, nbytes: int, lib: str = "") -> tuple[int, int]:
+    def device_for(self, device: int | None) -> int:
+        """The device a call runs on: its arrays' (None: all empty: the current one)."""
+        if device is not None:
+            return device
+        return 0 if self._one_device else self.runtime().get_device()
+
+    def workspace(self, device: int, stream: int, nbytes: int, lib: str = "", current: bool = False) -> tuple[int, int]:
         """A zeroed workspace of at least `nbytes` for (device, stream): kept, grown when a call
-        needs more; the kernels leave it zero.  `lib`: the arrays' library, when the call runs on
-        its current stream: its allocator makes the workspace (stream-ordered, and capturable in
-        a CUDA graph); else cudaMalloc and cudaMemsetAsync."""
+        needs more; the kernels leave it zero.  `lib`: the arrays' library; where the call runs
+        on its current stream (`current`: known to), its allocator makes the workspace
+        (stream-ordered, and capturable in a CUDA graph); else cudaMalloc and cudaMemsetAsync."""
         if nbytes == 0:
             return 0, 0
+        kept = self._work.get((device, stream))
+        if kept is not None and kept[1] >= nbytes:
+            return kept[0], kept[1]
+        lib = alloc.stream_owner([lib], stream, device, current)
         with self._lock:
             ptr, size, keep = self._work.get((device, stream), (0, 0, None))
             if size >= nbytes:
@@ -128,9 +143,38 @@ class Module:
                 rt.set_device(before)
 
 
+@dataclass
+class Plan:
+    """What a call's shapes, strides and element types give, kept a Wrapper by those alone (the
+    checks that read them passed): the sizes, the optional dimensions left out, and each output
+    to allocate as (parameter, shape, dtype)."""
+
+    sizes: dict[str, int]
+    dropped: int
+    new: list[tuple[pymodel.ArrayParam, tuple[int, ...], str]]
+    align: list[int]  # each array's alignment, in the order bound
+
+
+@dataclass(slots=True)
+class Call:
+    """A call's bound arguments, as a Binding gives them: the sizes, the arrays by C name, the
+    device (None: every array empty)."""
+
+    sizes: dict[str, int]
+    arrays: dict[str, Array]
+    device: int | None
+
+
+PLANS = 256  # plans kept a function (dropped all at once past it: calls of ever new shapes)
+
+
 class Wrapper:
     """One public C function as a Python callable: f(*inputs, out=None, init=None, accumulate=False,
-    stream=None) returns its output (or a tuple of them)."""
+    stream=None) returns its output (or a tuple of them).
+
+    A call's checks that depend on its arrays' shapes, strides and element types run once a
+    combination of them (a Plan); those of the addresses and devices run every call.  The
+    workspace's size is asked of the C size function once a combination of sizes."""
 
     def __init__(self, module: Module, fn: pymodel.Function):
         self.module, self.fn = module, fn
@@ -138,6 +182,11 @@ class Wrapper:
         self.__doc__ = f"{fn.signature()}\n\n{fn.name}: {fn.doc}"
         self._c: Any = None
         self._size: Any = None
+        self._inputs, self._outputs = tuple(fn.inputs), tuple(fn.outputs)
+        self._plans: dict[tuple[Any, ...], Plan] = {}
+        self._work_bytes: dict[tuple[int, ...], int] = {}
+        self._order = _order(fn)
+        self._bound: dict[tuple[bool, ...] | None, tuple[list[pymodel.ArrayParam], list[str]]] = {}
 
     def __repr__(self) -> str:
         return f"<assocgen function {self.fn.signature()}>"
@@ -179,45 +228,180 @@ class Wrapper:
         accumulate: bool = False,
         stream: object = None,
     ) -> Any:
-        cuda.require_device(self.fn.name)  # one clear error without a GPU, before anything is read
-        _keywords(self.fn, out, init, accumulate)
-        libs = [alloc.library_of(x) for x in (*inputs, *_given(out))]
+        m, fn = self.module, self.fn
+        if not m._device_ok:  # one clear error without a GPU, before anything is read
+            cuda.require_device(fn.name)
+            m._device_ok, m._one_device = True, cuda.device_count() <= 1
+        if len(inputs) != len(self._inputs):
+            raise TypeError(f"{fn.short}() takes {len(fn.inputs)} arrays ({fn.signature()}), got {len(inputs)}")
+        if init is not None or accumulate:
+            _keywords(fn, out, init, accumulate)
+            for h, e in fn.host.items():  # a bad init= refused before anything is read or made
+                host_value(fn, h, e, init)
+        objs: Sequence[object] = inputs
+        given = None
+        if out is not None:
+            outs = _outs(fn, out)
+            given = tuple([o is not None for o in outs])
+            objs = [*inputs, *(o for o in outs if o is not None)]
+        params, labels = self._params(given)
+        lib = ""
+        for obj in objs:
+            lib = alloc.library_of(obj)
+            if lib:
+                break
         current = stream is None  # on the library's current stream: its allocator may make the workspace
-        stream = alloc.current_stream(libs, _first_device(inputs)) if stream is None else stream_handle(stream)
-        b = self.bind(*inputs, out=out, stream=stream, strict=True)
-        for ap in self.fn.outputs:
+        if not current:
+            handle = stream_handle(stream)
+        else:
+            handle = alloc.current_stream([lib], _first_device(inputs)) if lib in alloc.ALLOCATES else 0
+        arrays = [read(obj, label, handle, current) for obj, label in zip(objs, labels, strict=True)]
+        plan = self._plans.get(_key(params, arrays))
+        if plan is None:
+            call = self._first(params, arrays, lib, handle, current)
+        else:
+            call = self._placed(plan, params, arrays)
+            for ap, shape, dtype in plan.new:
+                call.arrays[ap.name] = read(alloc.new(lib, ap, shape, dtype, call.device), ap.label, handle, current)
+        self._launch(call, handle, init, accumulate, lib, current)
+        if len(self._outputs) == 1:
+            return call.arrays[self._outputs[0].name].obj
+        return tuple([call.arrays[ap.name].obj for ap in self._outputs])
+
+    def _params(self, given: tuple[bool, ...] | None) -> tuple[list[pymodel.ArrayParam], list[str]]:
+        """The parameters a call binds, and their labels: the inputs, then the outputs `given`
+        (None: none) by out=; kept a pattern."""
+        found = self._bound.get(given)
+        if found is None:
+            outs = [ap for ap, g in zip(self._outputs, given or [False] * len(self._outputs), strict=True) if g]
+            params = [*self._inputs, *outs]
+            found = self._bound[given] = (params, [ap.label for ap in params])
+        return found
+
+    def _first(
+        self, params: Sequence[pymodel.ArrayParam], arrays: list[Array], lib: str, stream: int, current: bool
+    ) -> Call:
+        """The first call of its shapes, strides and types: every check, the outputs not given
+        allocated and bound (their pitches are sizes), and the Plan kept for the next ones."""
+        b = pymodel.Binding(self.fn, strict=True)
+        for ap, a in zip(params, arrays, strict=True):
+            b.bind(ap, a)
+        key = _key(params, arrays)
+        new = []
+        for ap in self._outputs:
             if ap.name not in b.arrays:
-                b.bind(ap, read(alloc.empty(libs, b, ap), ap.label))
-        self._launch(b, stream, init, accumulate, alloc.stream_owner(libs, stream, b.device, current))
-        results = [b.arrays[ap.name].obj for ap in self.fn.outputs]
-        return results[0] if len(results) == 1 else tuple(results)
+                dtype, trailing = alloc.out_dtype(b, ap)
+                shape = b.shape_of(ap) + trailing
+                b.bind(ap, read(alloc.new(lib, ap, shape, dtype, b.device), ap.label, stream, current))
+                new.append((ap, shape, dtype))
+        align = [_alignment(ap, a) for ap, a in zip(params, arrays, strict=True)]
+        if len(self._plans) >= PLANS:
+            self._plans.clear()
+        self._plans[key] = Plan(dict(b.sizes), b.dropped, new, align)
+        return Call(b.sizes, b.arrays, b.device)
 
-    def _launch(self, b: pymodel.Binding, stream: int, init: object, accumulate: bool, lib: str) -> None:
-        """On the arrays' device: the producers' streams waited for, the workspace, the C call."""
-        c, size = self._functions()
-        rt = self.module.runtime()
+    def _placed(self, plan: Plan, params: Sequence[pymodel.ArrayParam], arrays: list[Array]) -> Call:
+        """A call of a plan's shapes, strides and types: the addresses' and devices' checks alone
+        (the addresses change from call to call)."""
+        device = None
+        for a, align in zip(arrays, plan.align, strict=True):
+            d = a.device
+            if a.ptr % align or (d is None and a.ptr) or (d is not None and device is not None and d != device):
+                self._refuse(params, arrays)
+            if device is None:
+                device = d
+        return Call(plan.sizes, {ap.name: a for ap, a in zip(params, arrays, strict=True)}, device)
+
+    def _refuse(self, params: Sequence[pymodel.ArrayParam], arrays: list[Array]) -> None:
+        """Raise the error of the alignment or device check that failed (pymodel's message)."""
+        b = pymodel.Binding(self.fn, strict=True)
+        for ap, a in zip(params, arrays, strict=True):
+            b._place(ap, a)
+        raise AssertionError("an address or device refused, yet every check passed")  # not reached
+
+    def _launch(self, b: Call, stream: int, init: object, accumulate: bool, lib: str, current: bool) -> None:
+        """On the arrays' device (switched to and back where there are several GPUs): the C call."""
+        m = self.module
+        if m._one_device:
+            self._run(b, 0 if b.device is None else b.device, stream, init, accumulate, lib, current)
+            return
+        rt = m.runtime()
+        device = m.device_for(b.device)  # None: every array empty (NULL): the current one
         before = rt.get_device()
-        device = before if b.device is None else b.device  # None: every array empty (NULL)
-        if before != device:
-            rt.set_device(device)
+        if before == device:
+            self._run(b, device, stream, init, accumulate, lib, current)
+            return
+        rt.set_device(device)
         try:
-            for a in b.arrays.values():  # CAI v3: the stream an array's data is valid on, where it is another
-                if a.stream is not None and not alloc.same_stream(a.stream, stream):
-                    rt.wait(stream, a.stream)
-            nbytes = size(*(b.sizes[w] for w in self.fn.work))
-            work, work_bytes = self.module.workspace(device, stream, nbytes, lib)
-            rt.check(self.fn.name, c(*self._args(b, work, work_bytes, stream, init, accumulate)))
+            self._run(b, device, stream, init, accumulate, lib, current)
         finally:
-            if before != device:
-                rt.set_device(before)
+            rt.set_device(before)
 
-    def _args(self, b: pymodel.Binding, work: int, work_bytes: int, stream: int, init: object, flag: bool) -> list[Any]:
+    def _run(self, b: Call, device: int, stream: int, init: object, accumulate: bool, lib: str, current: bool) -> None:
+        """The producers' streams waited for, the workspace, the C call."""
+        c, size = self._functions()
+        m = self.module
+        rt = m._runtime or m.runtime()
+        for a in b.arrays.values():  # CAI v3: the stream an array's data is valid on, where it is another
+            if a.stream is not None and not alloc.same_stream(a.stream, stream):
+                rt.wait(stream, a.stream)
+        sizes = tuple([b.sizes[w] for w in self.fn.work])
+        nbytes = self._work_bytes.get(sizes)
+        if nbytes is None:
+            nbytes = self._work_bytes[sizes] = size(*sizes)
+        work, work_bytes = m.workspace(device, stream, nbytes, lib, current) if nbytes else (0, 0)
+        rc = c(*self._args(b, work, work_bytes, stream, init, accumulate))
+        if rc:
+            rt.check(self.fn.name, rc)
+
+    def _args(
+        self, b: Call | pymodel.Binding, work: int, work_bytes: int, stream: int, init: object, flag: bool
+    ) -> list[Any]:
         """The C arguments in order."""
-        values: dict[str, Any] = dict(b.sizes, d_work=work or None, work_bytes=work_bytes, stream=stream or None)
-        values.update({name: a.ptr or None for name, a in b.arrays.items()})
-        values.update({f: int(flag) for f in self.fn.flags})
-        values.update({h: host_value(self.fn, h, e, init) for h, e in self.fn.host.items()})
-        return [values[name] for _, name in self.fn.params]
+        fixed = {"d_work": work or None, "work_bytes": work_bytes, "stream": stream or None}
+        args: list[Any] = []
+        for source, name in self._order:
+            if source == "size":
+                args.append(b.sizes[name])
+            elif source == "array":
+                args.append(b.arrays[name].ptr or None)
+            elif source == "fixed":
+                args.append(fixed[name])
+            elif source == "flag":
+                args.append(int(flag))
+            else:
+                args.append(host_value(self.fn, name, self.fn.host[name], init))
+        return args
+
+
+def _order(fn: pymodel.Function) -> tuple[tuple[str, str], ...]:
+    """Where each C argument comes from, in order: a size, an array's address, the workspace or
+    stream (fixed), the accumulate flag, or a host value (init)."""
+    arrays = {a.name for a in fn.arrays}
+    flags = set(fn.flags)
+
+    def source(name: str) -> str:
+        if name in arrays:
+            return "array"
+        if name in pymodel.WORKSPACE:
+            return "fixed"
+        return "flag" if name in flags else "host" if name in fn.host else "size"
+
+    return tuple((source(name), name) for _, name in fn.params)
+
+
+def _alignment(ap: pymodel.ArrayParam, a: Array) -> int:
+    """What an address must be a multiple of: the element type's size (a struct's: the dtype it is
+    held in; the C function checks its full alignment), as pymodel's check."""
+    return max(ap.elem.size if ap.elem.kind != "struct" else a.itemsize, 1)
+
+
+def _key(params: Sequence[pymodel.ArrayParam], arrays: list[Array]) -> tuple[Any, ...]:
+    """What a call's checks of shapes, strides and types read: the parameters bound (which
+    outputs are given) and each array's element type, shape, strides and writability."""
+    return tuple(
+        [(ap.name, a.kind, a.itemsize, a.shape, a.strides, a.readonly) for ap, a in zip(params, arrays, strict=True)]
+    )
 
 
 def stream_handle(stream: object) -> int:

@@ -280,7 +280,7 @@ def test_devices_must_agree(full, monkeypatch):
 def test_c_arguments_in_order(full):
     fn = full["exscan_mat2mul_mat2u"]
     w = pyload.Wrapper.__new__(pyload.Wrapper)
-    w.fn = fn
+    w.fn, w._order = fn, pyload._order(fn)
     b = bind(fn, Fake((5, 4), "<u4", ptr=4096), out=Fake((5, 4), "<u4", ptr=8192))
     args = w._args(b, 0, 0, 7, bytes(16), False)
     assert args[:3] == [4096, 5, 8192] and args[4:] == [None, 0, 7]
@@ -660,3 +660,278 @@ def test_torch_registration_on_a_fake_torch(built, monkeypatch):
     monkeypatch.setattr(m, "folder", built.parent)  # another build under the same namespace: refused
     with pytest.raises(ValueError, match="already holds"):
         pytorch.register(m)
+
+
+# ---- the fast path: what a call keeps, and what it checks every time ----
+
+
+class _RecordingRuntime(cuda.Runtime):
+    """The runtime with the GPU's parts faked: calls recorded, device 0 current."""
+
+    def __init__(self, lib, calls):
+        super().__init__(lib)
+        self.calls, self.device = calls, 0
+
+    def get_device(self):
+        self.calls.append(("get",))
+        return self.device
+
+    def set_device(self, device):
+        self.calls.append(("set", device))
+        self.device = device
+
+    def malloc_zeroed(self, nbytes, stream):
+        self.calls.append(("malloc", nbytes, stream))
+        return 1 << 40
+
+    def synchronize(self, stream):
+        pass
+
+    def free(self, ptr):
+        pass
+
+
+@pytest.fixture
+def faked(built, monkeypatch):
+    """A loaded module whose runtime and C functions are faked: (module, calls)."""
+    m = assocgen.load(built)
+    calls = []
+    monkeypatch.setattr(cuda, "require_device", lambda function="": None)
+    monkeypatch.setattr(cuda, "pointer_device", lambda ptr: 1 if ptr >= 1 << 30 else 0)
+    m._runtime = _RecordingRuntime(m.lib(), calls)
+    for w in m.functions.values():
+
+        def c(*args, _name=w.fn.short):
+            calls.append((_name, *args))
+            return 0
+
+        sizes = []
+
+        def size(*args, _sizes=sizes):
+            _sizes.append(args)
+            return 4096 if args[0] > 100 else 0
+
+        w._size_calls = sizes
+        monkeypatch.setattr(w, "_functions", lambda c=c, size=size: (c, size))
+    return m, calls
+
+
+def test_a_cached_call_still_checks_types_and_shapes(faked):
+    m, calls = faked
+    w, out = m.reduce_sum_f32, Fake((1,), ptr=1 << 21)
+    w(Fake((1000,)), out=out)
+    assert len(w._plans) == 1
+    with pytest.raises(TypeError, match="^in: expected float"):  # another dtype: another plan, checked
+        w(Fake((1000,), "<i4"), out=out)
+    with pytest.raises(ValueError, match="^in: dimension 0 must be packed"):
+        w(Fake((1000,), strides=(8,)), out=out)
+    with pytest.raises(ValueError, match="^out: a read-only array"):
+        w(Fake((1000,)), out=Fake((1,), ptr=1 << 21, readonly=True))
+    w(Fake((7,)), out=out)  # another size: its own plan
+    assert [c[2] for c in calls if c[0] == "reduce_sum_f32"] == [1000, 7]
+    assert len(w._plans) == 2
+
+
+def test_a_cached_call_still_checks_addresses_and_devices(faked):
+    m, calls = faked
+    w, out = m.reduce_sum_f32, Fake((1,), ptr=1 << 21)
+    w(Fake((1000,)), out=out)
+    for _ in range(2):  # an empty array's NULL has no device: fine beside one that has, cached or not
+        w(Fake((0,), ptr=0), out=out)
+    assert [c[1:3] for c in calls if c[0] == "reduce_sum_f32"][-2:] == [(None, 0), (None, 0)]
+    calls.clear()
+    with pytest.raises(ValueError, match="^in: address 0x100002 is not aligned"):
+        w(Fake((1000,), ptr=(1 << 20) + 2), out=out)
+    with pytest.raises(ValueError, match="^out: on device 0, the arguments before it on device 1"):
+        w(Fake((1000,), ptr=1 << 30), out=out)  # the same shapes as the plan's, on another device
+    with mock_pointer_device(None):
+        with pytest.raises(ValueError, match="^in: address 0x100000 is not in CUDA device memory"):
+            w(Fake((1000,)), out=out)
+    assert calls == []  # nothing launched, no workspace made
+
+
+class mock_pointer_device:
+    """cuda.pointer_device answering `value` for every pointer, within the block."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __enter__(self):
+        self.saved = cuda.pointer_device
+        cuda.pointer_device = lambda ptr: self.value
+
+    def __exit__(self, *exc):
+        cuda.pointer_device = self.saved
+
+
+def test_workspace_size_asked_once_a_size(faked):
+    m, calls = faked
+    w, out = m.reduce_sum_f32, Fake((1,), ptr=1 << 21)
+    for n in (1000, 1000, 10, 1000, 10):
+        w(Fake((n,)), out=out, stream=5)
+    assert w._size_calls == [(1000,), (10,)]
+    assert [c for c in calls if c[0] == "malloc"] == [("malloc", 4096, 5)]  # kept for (device 0, stream 5)
+    w(Fake((1000,)), out=out, stream=6)  # another stream: its own
+    assert [c for c in calls if c[0] == "malloc"][-1] == ("malloc", 4096, 6)
+
+
+def test_plans_are_bounded(faked, monkeypatch):
+    m, _ = faked
+    monkeypatch.setattr(pyload, "PLANS", 3)
+    w, out = m.reduce_sum_f32, Fake((1,), ptr=1 << 21)
+    for n in range(1, 8):
+        w(Fake((n,)), out=out)
+        assert len(w._plans) <= 3
+
+
+def test_device_switched_only_with_several_gpus(faked, monkeypatch):
+    m, calls = faked
+    w, out = m.reduce_sum_f32, Fake((1,), ptr=(1 << 30) + 64)
+    w(Fake((1000,), ptr=1 << 30), out=out)  # one GPU (as counted here): device 1 is not switched to
+    assert not [c for c in calls if c[0] in ("get", "set")]
+    m2 = assocgen.load(m.folder)
+    m2._runtime = _RecordingRuntime(m2.lib(), [])
+    monkeypatch.setattr(cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(m2.reduce_sum_f32, "_functions", lambda: (lambda *a: 0, lambda n: 0))
+    m2.reduce_sum_f32(Fake((1000,), ptr=1 << 30), out=out)
+    assert m2._runtime.calls == [("get",), ("set", 1), ("set", 0)]  # onto the arrays' device, and back
+
+
+def test_no_gpu_checked_once_a_module(built, monkeypatch):
+    m = assocgen.load(built)
+    asked = []
+    monkeypatch.setattr(cuda, "require_device", lambda function="": asked.append(function))
+    monkeypatch.setattr(cuda, "pointer_device", lambda ptr: 0)
+    m._runtime = _RecordingRuntime(m.lib(), [])
+    monkeypatch.setattr(m.reduce_sum_f32, "_functions", lambda: (lambda *a: 0, lambda n: 0))
+    for _ in range(3):
+        m.reduce_sum_f32(Fake((10,)), out=Fake((1,), ptr=1 << 21))
+    assert asked == ["py_reduce_sum_f32"]
+
+
+# ---- torch tensors and CuPy arrays read by their own attributes (stand-ins: neither is here) ----
+
+
+class _TorchDtype:
+    def __init__(self, name, itemsize):
+        self.name, self.itemsize = name, itemsize
+
+    def __str__(self):
+        return "torch." + self.name
+
+
+def _torch_standin():
+    torch = type(sys)("torch")
+
+    class Tensor:
+        def __init__(self, shape, dtype="float32", itemsize=4, strides=None, device=("cuda", 0), ptr=1 << 20):
+            self.shape, self.dtype, self._ptr = tuple(shape), _TorchDtype(dtype, itemsize), ptr
+            self._strides = strides or tuple(s // itemsize for s in arrays.contiguous(self.shape, itemsize))
+            self.device = type("device", (), {"type": device[0], "index": device[1]})()
+
+        def stride(self):
+            return self._strides
+
+        def data_ptr(self):
+            return self._ptr
+
+        @property
+        def __cuda_array_interface__(self):
+            raise AssertionError("a torch tensor is read by its attributes")
+
+    Tensor.__module__ = "torch"
+    torch.Tensor = Tensor
+    return torch
+
+
+def test_torch_tensors_by_their_attributes(monkeypatch):
+    torch = _torch_standin()
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(arrays, "_READERS", {})
+    a = arrays.read(torch.Tensor((4, 3), strides=(5, 1), device=("cuda", 1), ptr=4096), "in")
+    assert (a.ptr, a.shape, a.strides, a.dtype, a.device, a.lib) == (4096, (4, 3), (20, 4), "f4", 1, "torch")
+    assert arrays.read(torch.Tensor((2,), "uint32"), "in").dtype == "u4"
+    assert arrays.read(torch.Tensor((2,), "bfloat16", 2), "in").dtype == "V2"  # no builtin type: bytes only
+    assert arrays.read(torch.Tensor((2,), "bool", 1), "in").dtype == "b1"
+    with pytest.raises(ValueError, match="^keys: the array is on the CPU; the kernels need a CUDA array"):
+        arrays.read(torch.Tensor((2,), device=("cpu", None)), "keys")
+    with pytest.raises(ValueError, match="^in: the array is on torch device meta"):
+        arrays.read(torch.Tensor((2,), device=("meta", None)), "in")
+
+
+def test_cupy_arrays_by_their_attributes_on_the_current_stream(monkeypatch):
+    cupy = type(sys)("cupy")
+
+    class ndarray(Fake):
+        def __init__(self, shape, typestr="<f4", ptr=1 << 20):
+            super().__init__(shape, typestr, ptr, stream=77)
+            self.strides = arrays.contiguous(self.shape, int(typestr[2:]))
+            self.dtype = type("dtype", (), {"kind": typestr[1], "itemsize": int(typestr[2:]), "byteorder": "="})()
+            self.data = type("data", (), {"ptr": ptr})()
+            self.device = type("device", (), {"id": 0})()
+
+    ndarray.__module__ = "cupy"
+    cupy.ndarray = ndarray
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setattr(arrays, "_READERS", {})
+    x = ndarray((6, 2), "<u4")
+    a = arrays.read(x, "in", 0, current=True)
+    assert (a.shape, a.strides, a.dtype, a.device, a.stream) == ((6, 2), (8, 4), "u4", 0, None)
+    assert arrays.read(x, "in", 5).stream == 77  # on another stream: the CAI's, waited for
+
+
+class _PlainRuntime:
+    """The runtime calls a call makes, with nothing behind them."""
+
+    def get_device(self):
+        return 0
+
+    def check(self, function, code):
+        assert code == 0
+
+
+@pytest.fixture
+def full_module(tmp_path, monkeypatch):
+    """docs/spec.md's spec as a module whose C functions record their arguments (no library):
+    (module, calls); outputs allocated as Fakes, 4096 bytes apart."""
+    description = pybuild.describe(pybuild.read_spec(_full_spec_text()))
+    (tmp_path / pybuild.DESCRIPTION).write_text(json.dumps(description))
+    m = pyload.Module(tmp_path)
+    m._runtime, calls, made = _PlainRuntime(), [], []
+    monkeypatch.setattr(cuda, "require_device", lambda function="": None)
+    monkeypatch.setattr(cuda, "pointer_device", lambda ptr: 0)
+
+    def new(lib, ap, shape, dtype, device):
+        made.append((ap.label, shape, dtype))
+        return Fake(shape, "|" + dtype if dtype[1:] == "1" else "<" + dtype, ptr=(1 << 30) + 4096 * len(made))
+
+    monkeypatch.setattr(alloc, "new", new)
+    for w in m.functions.values():
+        record = (lambda name: lambda *args: calls.append((name, args)) or 0)(w.fn.short)
+        monkeypatch.setattr(w, "_functions", lambda record=record: (record, lambda *sizes: 0))
+    return m, calls, made
+
+
+def test_allocated_outputs_give_their_sizes(full_module):
+    m, calls, made = full_module
+    for _ in range(2):  # the first call (every check) and a cached one alike
+        out = m.rows_scan_sum_f32(Fake((3, 5), strides=(32, 4)))
+        assert out.shape == (3, 5) and made[-1] == ("out", (3, 5), "f4")
+        assert calls[-1][1][:6] == (1 << 20, 3, 5, 8, out.__cuda_array_interface__["data"][0], 5)  # out_pitch 5
+        t = m.transpose_mat2u(Fake((2, 3, 5, 4), "<u4"))
+        assert t.shape == (2, 5, 3, 4) and made[-1] == ("out", (2, 5, 3, 4), "u4")
+        name, args = calls[-1]
+        assert name == "transpose_mat2u" and args[:6] == (1 << 20, 5, 15, 3, 5, 2) and args[7:9] == (3, 15)
+        outs = m.reduce_sum_f32_by_i32(Fake((9,)), Fake((9,), "<i4", ptr=1 << 21))
+        assert [o.shape for o in outs] == [(9,), (9,), (1,)] and [x[2] for x in made[-3:]] == ["f4", "i4", "u8"]
+
+
+def test_a_bad_init_makes_nothing(full_module):
+    m, calls, made = full_module
+    with pytest.raises(ValueError, match="^init: 8 bytes for mat2u, which has 16"):
+        m.exscan_mat2mul_mat2u(Fake((5, 4), "<u4"), init=bytes(8))
+    with pytest.raises(TypeError, match="^init: a mat2u is given as 16 bytes"):
+        m.exscan_mat2mul_mat2u(Fake((5, 4), "<u4"), init=1.0)
+    assert made == [] and calls == []
+    m.exscan_mat2mul_mat2u(Fake((5, 4), "<u4"), init=bytes(16))
+    assert made == [("out", (5, 4), "u4")] and len(calls) == 1

@@ -3,8 +3,9 @@ present, and each family's wrapper is called on device arrays made here (cudaMal
 library's own runtime, shown through __cuda_array_interface__), against references computed in
 Python, bit for bit (wrapping uint32 operators); then bad calls, each the right exception.
 
-Run on a GPU machine: python3 tests/gpu/python/run.py [--cache DIR]; exit 0 when every check
-passed, 1 otherwise (one line a failed check).  PyTorch and CuPy are not needed.
+Run on a GPU machine: python3 tests/gpu/python/run.py [--cache DIR]; the last line is "N passed,
+M failed", exit 0 when nothing failed.  PyTorch and CuPy are not needed (run_arrays.py beside it
+calls the functions from them; device.sh runs both, and the examples).
 """
 
 import argparse
@@ -19,6 +20,7 @@ import assocgen
 
 M32 = 0xFFFFFFFF
 failed: list[str] = []
+passed: list[str] = []
 
 
 class DeviceArray:
@@ -55,8 +57,7 @@ def pack(values) -> bytes:
 
 def check(name: str, ok: bool) -> None:
     print(("ok   " if ok else "FAIL ") + name)
-    if not ok:
-        failed.append(name)
+    (passed if ok else failed).append(name)
 
 
 def compose(f, g):  # f then g: x -> g.a (f.a x + f.b) + g.b
@@ -196,7 +197,7 @@ def main() -> int:
             test(m, rt)
         except Exception as e:  # a check that could not run is a failure too
             check(f"{test.__name__}: {type(e).__name__}: {e}", False)
-    print(f"{len(failed)} failed" if failed else "all passed")
+    print(f"{len(passed)} passed, {len(failed)} failed")
     return 1 if failed else 0
 
 
