@@ -37,9 +37,11 @@ def _block_scan(x, y, totals, n, BLOCK: tl.constexpr):
     sa, sb = tl.associative_scan((a, b), 0, _compose)
     tl.store(y + 2 * offs, sa, mask=offs < n)
     tl.store(y + 2 * offs + 1, sb, mask=offs < n)
-    ta, tb = tl.reduce((a, b), 0, _compose)
-    tl.store(totals + 2 * tl.program_id(0), ta)
-    tl.store(totals + 2 * tl.program_id(0) + 1, tb)
+    # the block's total: the scan's last lane (tl.reduce of these maps gave a wrong total on the
+    # H100: it does not keep their order); masked lanes hold the identity, so BLOCK - 1 serves
+    last = tl.arange(0, BLOCK) == BLOCK - 1
+    tl.store(totals + 2 * tl.program_id(0), tl.sum(tl.where(last, sa, 0.0), 0))
+    tl.store(totals + 2 * tl.program_id(0) + 1, tl.sum(tl.where(last, sb, 0.0), 0))
 
 
 @triton.jit
