@@ -4,7 +4,7 @@
 # (which the driver JIT-compiles: the paths without TMA and programmatic launch, and below sm_80
 # without cp.async), each main program and its reference library built for sm_90.
 #   bash bench/archs.sh build          # anywhere with nvcc (JOBS=2 on a small machine): build/archs/
-#   bash bench/archs.sh run            # on the GPU: the builds in turn, twice; logs under $OUT
+#   bash bench/archs.sh run            # on the GPU: the builds in turn, ROUNDS times (2); logs under $OUT
 # The rows: the main benchmark at 2^28 (--logs 28 --no-graph), the rows and transpose benchmarks
 # whole; bench/archs_table.py prints each row as a fraction of the sm_90 build.
 set -u
@@ -31,7 +31,7 @@ build() {
 }
 
 run() {
-    for round in 1 2; do
+    for round in $(seq "${ROUNDS:-2}"); do
         for a in "${ARCHS[@]}"; do
             build/archs/$a/main --logs 28 --no-graph > "$OUT/main-$a-$round.txt" 2>> "$OUT/progress.log"
             echo "main $a $round: rc=$?"

@@ -1,6 +1,6 @@
 """The table of bench/archs.sh: each benchmark row's time built as compute_80 and compute_75 PTX,
 as a fraction of the sm_90 build's speed (t_sm90 / t_ptx: 1.0 is as fast, below is slower), the
-faster of each build's two runs, and each row's check column.
+fastest of each build's runs, and each row's check column.
     python3 bench/archs_table.py OUT"""
 
 import re
