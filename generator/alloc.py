@@ -1,6 +1,7 @@
 """What the Python wrappers ask of an array's own library, imported only when its arrays are passed:
 its current stream, and new arrays for the outputs (torch and cupy; JAX arrays cannot be written
-in place, so a JAX caller passes out= until the jax.ffi path exists).
+in place: the plain functions take JAX outputs by out=, and `module.jax` has functions for
+jax.jit, generator/jaxffi.py).
 """
 
 import importlib

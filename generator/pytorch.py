@@ -6,8 +6,8 @@ dtypes from the inputs' alone (pymodel's binding, on the fake tensors' shapes an
 `register(module)` imports torch; nothing else in assocgen does.  Functional forms only: outputs
 are allocated (no out=, no accumulate=); an init of a user type is left to the plain wrapper.
 
-NOT YET RUN: torch is not installed where the CPU tests run; the GPU checks (tests under
-torch.compile and CUDA graph capture) are to come.
+Run on the H100 by tests/gpu/python/run_arrays.py (torch 2.11): under torch.compile, with
+mode="reduce-overhead", and inside a captured CUDA graph.
 """
 
 from pathlib import Path
