@@ -231,9 +231,8 @@ def segmented(op: Operator, counted: bool = False) -> Operator:
         name,
         name,
         size,
-        f"typedef struct __align__(8) {{ {acc.c} v; uint32_t head; "
-        f"{'uint64_t count; ' if counted else ''}}} {name};"
-        f"  /* a segment's fold so far; head: a segment starts inside{'; count: heads' if counted else ''} */",
+        f"/* a segment's fold so far; head: a segment starts inside{'; count: heads' if counted else ''} */\n"
+        f"typedef struct __align__(8) {{ {acc.c} v; uint32_t head; {'uint64_t count; ' if counted else ''}}} {name};",
         public=False,
     )
     combine = (

@@ -683,9 +683,11 @@ extern "C" cudaError_t assoc_exscan_sum_u64(const uint64_t *d_in, size_t n, uint
     int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
     if (at_once == 0) {
         int per_sm = 0, sms = 0;
-        err = cudaFuncSetAttribute(assoc_k_exscan_sum_u64_b256_t18, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        err = cudaFuncSetAttribute(assoc_k_exscan_sum_u64_b256_t18,
+            cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         if (err == cudaSuccess)
-            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_exscan_sum_u64_b256_t18, 256, 0);
+            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm,
+                assoc_k_exscan_sum_u64_b256_t18, 256, 0);
         if (err == cudaSuccess)
             err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
         if (err != cudaSuccess)

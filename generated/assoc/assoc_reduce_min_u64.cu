@@ -274,7 +274,8 @@ static cudaError_t ag_resident_blocks(int *blocks)
     }
     err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (err == cudaSuccess)
-        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_reduce_min_u64_b256_t8, 256, 0);
+        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm,
+            assoc_k_reduce_min_u64_b256_t8, 256, 0);
     if (err != cudaSuccess)
         return err;
     *blocks = sms * (per_sm > 0 ? per_sm : 1);

@@ -675,9 +675,11 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
     int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
     if (at_once == 0) {
         int per_sm = 0, sms = 0;
-        err = cudaFuncSetAttribute(assoc_k_scan_sum_f32_b256_t16, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        err = cudaFuncSetAttribute(assoc_k_scan_sum_f32_b256_t16,
+            cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         if (err == cudaSuccess)
-            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_f32_b256_t16, 256, 0);
+            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm,
+                assoc_k_scan_sum_f32_b256_t16, 256, 0);
         if (err == cudaSuccess)
             err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
         if (err != cudaSuccess)
@@ -1046,9 +1048,11 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
     int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
     if (at_once == 0) {
         int per_sm = 0, sms = 0;
-        err = cudaFuncSetAttribute(assoc_k_scan_sum_f32_b256_t8, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        err = cudaFuncSetAttribute(assoc_k_scan_sum_f32_b256_t8,
+            cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         if (err == cudaSuccess)
-            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_f32_b256_t8, 256, 0);
+            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm,
+                assoc_k_scan_sum_f32_b256_t8, 256, 0);
         if (err == cudaSuccess)
             err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
         if (err != cudaSuccess)
@@ -1429,9 +1433,11 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
     int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
     if (at_once == 0) {
         int per_sm = 0, sms = 0;
-        err = cudaFuncSetAttribute(assoc_k_scan_sum_f32_b128_t36, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        err = cudaFuncSetAttribute(assoc_k_scan_sum_f32_b128_t36,
+            cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         if (err == cudaSuccess)
-            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_f32_b128_t36, 128, 0);
+            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm,
+                assoc_k_scan_sum_f32_b128_t36, 128, 0);
         if (err == cudaSuccess)
             err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
         if (err != cudaSuccess)
@@ -1815,9 +1821,11 @@ static cudaError_t ag_scan(const float *d_in, size_t n, float *d_out,
     int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
     if (at_once == 0) {
         int per_sm = 0, sms = 0;
-        err = cudaFuncSetAttribute(assoc_k_scan_sum_f32_b256_t36, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        err = cudaFuncSetAttribute(assoc_k_scan_sum_f32_b256_t36,
+            cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         if (err == cudaSuccess)
-            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_f32_b256_t36, 256, 0);
+            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm,
+                assoc_k_scan_sum_f32_b256_t36, 256, 0);
         if (err == cudaSuccess)
             err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
         if (err != cudaSuccess)

@@ -682,9 +682,11 @@ extern "C" cudaError_t assoc_scan_sum_i64(const int64_t *d_in, size_t n, int64_t
     int at_once = dev >= 0 && dev < 64 ? ag_at_once[dev] : 0;
     if (at_once == 0) {
         int per_sm = 0, sms = 0;
-        err = cudaFuncSetAttribute(assoc_k_scan_sum_i64_b256_t18, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+        err = cudaFuncSetAttribute(assoc_k_scan_sum_i64_b256_t18,
+            cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         if (err == cudaSuccess)
-            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, assoc_k_scan_sum_i64_b256_t18, 256, 0);
+            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm,
+                assoc_k_scan_sum_i64_b256_t18, 256, 0);
         if (err == cudaSuccess)
             err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
         if (err != cudaSuccess)
