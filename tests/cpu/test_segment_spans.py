@@ -62,7 +62,7 @@ def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
         assert all(f"{k}_block{e.threads}(" not in ns for e in left if e.threads not in [f.threads for f in entries])
         test = " || (spans[k].upto != 0 && n > spans[k].upto)" if field else ""
         test += " || (spans[k].segments != 0 && n_segments > spans[k].segments)" if field == ", 0, 0" else ""
-        assert (f"(avg > spans[k].most{test}))" if test else "&& avg > spans[k].most)") in ns
+        assert (f"(avg > spans[k].most{test}))" if test else "&& avg > spans[k].most)") in " ".join(ns.split())
     # an entry with limits is searched before one of the same average without (a warp alone in its
     # block before eight warps to a block, up to 2^17 and 1024 segments)
     small_k = re.findall(r"\{(\d+), " + k0 + r"_(\w+), \d+, \d+, (\d+), (\d+)\},", small)
@@ -79,7 +79,7 @@ def test_the_host_picks_a_group_of_lanes_a_block_or_tiles_by_average_length():
     assert f"const size_t avg = (n / n_segments) << ({shifts} : 0);" in small
     assert max(m for m, _ in tuning.SEGMENT_SPAN_SHIFTS) <= upto
     assert "const size_t avg = n / n_segments;" in large
-    assert "while (k + 1 < sizeof spans / sizeof spans[0] && (avg > spans[k].most" in src
+    assert "while (k + 1 < sizeof spans / sizeof spans[0] && (avg > spans[k].most" in " ".join(src.split())
     # with PDL past SEGMENT_SPAN_PDL_MIN_N elements (0: at every n, which cold inputs gain from)
     when = f"n > {tuning.SEGMENT_SPAN_PDL_MIN_N}" if tuning.SEGMENT_SPAN_PDL_MIN_N else "1"
     assert "ag_launch(spans[k].kernel, " in src and f"spans[k].threads, stream, {when}, " in src
