@@ -35,7 +35,7 @@ struct rank_env {
     int processes; /* 1: one process a rank (this one is `rank`); 0: the threaded form */
 };
 
-static const char *rank_getenv(const char *const *names)
+static inline const char *rank_getenv(const char *const *names)
 {
     for (; *names; ++names) {
         const char *v = getenv(*names);
@@ -45,14 +45,14 @@ static const char *rank_getenv(const char *const *names)
     return NULL;
 }
 
-static int rank_int(const char *v, int fallback)
+static inline int rank_int(const char *v, int fallback)
 {
     return v ? atoi(v) : fallback;
 }
 
 /* takes --rank, --ranks, --device, --id-file and --transport (each followed by its value) out of
    argv, leaving the program's own arguments in order */
-static void rank_take_args(int *argc, char **argv, const char **vals)
+static inline void rank_take_args(int *argc, char **argv, const char **vals)
 {
     static const char *const keys[] = { "--rank", "--ranks", "--device", "--id-file", "--transport" };
     int out = 1;
@@ -71,7 +71,7 @@ static void rank_take_args(int *argc, char **argv, const char **vals)
 
 /* NVLink multicast off (NCCL_NVLS_ENABLE=0) always; "net": NCCL's peer-to-peer and shared-memory
    transports off and its socket network forced, as between hosts.  Before any NCCL call. */
-static int rank_transport(const char *transport)
+static inline int rank_transport(const char *transport)
 {
     setenv("NCCL_NVLS_ENABLE", "0", 1);
     if (!transport || !strcmp(transport, "default"))
@@ -89,7 +89,7 @@ static int rank_transport(const char *transport)
 
 /* Reads this process's place (see the top of the file) and applies the transport; under MPI
    also MPI_Init.  Returns 0, or -1 after a line on stderr. */
-static int rank_begin(struct rank_env *e, int *argc, char ***argv)
+static inline int rank_begin(struct rank_env *e, int *argc, char ***argv)
 {
     static const char *const rk[] = { "AG_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK", NULL };
     static const char *const sz[] = { "AG_RANKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "WORLD_SIZE",
@@ -126,7 +126,7 @@ static int rank_begin(struct rank_env *e, int *argc, char ***argv)
     return rank_transport(e->transport);
 }
 
-static void rank_end(void)
+static inline void rank_end(void)
 {
 #ifdef AG_WITH_MPI
     MPI_Finalize();
@@ -135,7 +135,7 @@ static void rank_end(void)
 
 /* rank 0: a new id, written to `path` whole or not at all (a file of its own, then linked to the
    name, which must not exist yet: a stale id from an earlier job is refused) */
-static int rank_id_write(const char *path, const ncclUniqueId *id)
+static inline int rank_id_write(const char *path, const ncclUniqueId *id)
 {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
@@ -155,7 +155,7 @@ static int rank_id_write(const char *path, const ncclUniqueId *id)
 
 /* the other ranks: wait for the file (10 ms a look, AG_NCCL_ID_TIMEOUT seconds at most, 300 by
    default), then read the id */
-static int rank_id_read(const char *path, ncclUniqueId *id)
+static inline int rank_id_read(const char *path, ncclUniqueId *id)
 {
     const long looks = 100L * rank_int(getenv("AG_NCCL_ID_TIMEOUT"), 300);
     const struct timespec pause = { 0, 10 * 1000 * 1000 };
@@ -175,7 +175,7 @@ static int rank_id_read(const char *path, ncclUniqueId *id)
 
 /* the communicator of this process's rank on its device (set here; e->device fixed where it
    was -1) */
-static int rank_comm(struct rank_env *e, ncclComm_t *comm)
+static inline int rank_comm(struct rank_env *e, ncclComm_t *comm)
 {
     int gpus = 0;
     if (e->device < 0 && cudaGetDeviceCount(&gpus) == cudaSuccess && gpus > 0)
