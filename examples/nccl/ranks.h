@@ -92,8 +92,9 @@ static inline int rank_transport(const char *transport)
 static inline int rank_begin(struct rank_env *e, int *argc, char ***argv)
 {
     static const char *const rk[] = { "AG_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK", NULL };
-    static const char *const sz[] = { "AG_RANKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "WORLD_SIZE",
-                                      NULL };
+    static const char *const sz[] = {
+        "AG_RANKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "WORLD_SIZE", NULL
+    };
     static const char *const dv[] = { "AG_DEVICE", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "LOCAL_RANK", NULL };
     static const char *const id[] = { "AG_NCCL_ID_FILE", NULL };
     static const char *const tr[] = { "AG_NCCL_TRANSPORT", NULL };
@@ -118,8 +119,10 @@ static inline int rank_begin(struct rank_env *e, int *argc, char ***argv)
 #else
     e->processes = e->rank >= 0 || e->id_file;
     if (e->processes && (e->rank < 0 || e->ranks < 1 || e->rank >= e->ranks || !e->id_file)) {
-        fprintf(stderr, "one process a rank needs a rank in [0, ranks), ranks and an id file (rank %d, ranks %d, "
-                        "id file %s)\n", e->rank, e->ranks, e->id_file ? e->id_file : "none");
+        fprintf(stderr,
+                "one process a rank needs a rank in [0, ranks), ranks and an id file (rank %d, ranks %d, "
+                "id file %s)\n",
+                e->rank, e->ranks, e->id_file ? e->id_file : "none");
         return -1;
     }
 #endif
