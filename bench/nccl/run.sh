@@ -10,6 +10,9 @@
 #   bash bench/nccl/run.sh [--quick]         (--quick: the tests' smaller cases)
 # Parts of it, e.g. to keep each call within a time limit (a build is reused where SKIP_BUILD=1):
 #   FORMS="threads procs" TRANSPORTS="default net" STEPS="test example bench sanitize" (the defaults)
+# FORMS may also name "mpi" (where mpicxx is found): the three built with -DAG_WITH_MPI, the NCCL id
+# by MPI_Bcast, started by $MPIRUN (default "mpirun -np G"; as root Open MPI wants
+# MPIRUN="mpirun --allow-run-as-root -np G").
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-build/nccl-bench}; mkdir -p "$OUT"
@@ -36,6 +39,19 @@ python3 -m assocgen examples/nccl/spec.toml -o $B/example > /dev/null &&
     nvcc -O3 -arch=sm_90 -std=c++17 -I$B/example -c $B/example/mg_reduce_mat3mul_mat3u.cu -o $B/example/r.o &&
     nvcc -O3 -arch=sm_90 -std=c++17 -I$B/example -c $B/example/mg_scan_mat3mul_mat3u.cu -o $B/example/s.o &&
     nvcc -arch=sm_90 -o $B/example/nccl $B/example/*.o -lnccl -lpthread >> "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+    if has "$FORMS" mpi; then   # the programs again with MPI (the generated objects as they are)
+        # shellcheck disable=SC2206  # $flags: several flags
+        mpi=(nvcc -ccbin mpicxx -DAG_WITH_MPI $flags "-I$B/src")
+        mkdir -p $B/mpi
+        { "${mpi[@]}" -DAG_NCCL_NO_SHORTCUT -c tests/gpu/nccl/driver.cu -o $B/mpi/driver.o &&
+            "${mpi[@]}" -c bench/nccl/bench.cu -o $B/mpi/bench.o &&
+            nvcc -ccbin mpicxx -arch=sm_90 -o $B/mpi/nccl_test $B/mpi/driver.o $B/test/nt_*.o -lnccl &&
+            nvcc -ccbin mpicxx -arch=sm_90 -o $B/mpi/nccl_bench $B/mpi/bench.o $B/bench/nt_*.o -lnccl &&
+            mpicc -DAG_WITH_MPI -std=c99 -O2 -Wall -Wextra -Werror -pedantic -isystem /usr/local/cuda/include -I$B/example \
+                -c examples/nccl/main.c -o $B/mpi/main.o &&
+            nvcc -ccbin mpicxx -arch=sm_90 -o $B/mpi/example $B/mpi/main.o $B/example/r.o $B/example/s.o -lnccl -lpthread
+        } >> "$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+    fi
 fi
 nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/gpus.txt"
 G=$(wc -l < "$OUT/gpus.txt")
@@ -45,13 +61,19 @@ launch() {   # launch NAME TRANSPORT TIMEOUT PROGRAM ARGS...: G processes, a log
 }
 for form in $FORMS; do
     for transport in $TRANSPORTS; do
-        [ "$form" = threads ] && [ "$transport" = net ] && continue   # net: the process form's
+        [ "$form" = threads ] && [ "$transport" = net ] && continue   # net: the process forms'
         tag=$form-${G}gpu-$transport
         t0=$(date +%s) rc=- erc=- brc=-
         if [ "$form" = threads ]; then
             has "$STEPS" test && { $B/nccl_test "$@" > "$OUT/nccl-test-$tag.txt" 2>&1; rc=$?; }
             has "$STEPS" example && { $B/example/nccl > "$OUT/example-$tag.txt" 2>&1; erc=$?; }
             has "$STEPS" bench && { $B/nccl_bench > "$OUT/nccl-bench-$tag.txt" 2>&1; brc=$?; }
+        elif [ "$form" = mpi ]; then
+            # shellcheck disable=SC2206  # $MPIRUN: a command and its flags
+            run=(${MPIRUN:-mpirun -np $G} env "AG_NCCL_TRANSPORT=$transport")
+            has "$STEPS" test && { timeout 1800 "${run[@]}" $B/mpi/nccl_test "$@" > "$OUT/nccl-test-$tag.txt" 2>&1; rc=$?; }
+            has "$STEPS" example && { timeout 600 "${run[@]}" $B/mpi/example > "$OUT/example-$tag.txt" 2>&1; erc=$?; }
+            has "$STEPS" bench && { timeout 900 "${run[@]}" $B/mpi/nccl_bench > "$OUT/nccl-bench-$tag.txt" 2>&1; brc=$?; }
         else
             has "$STEPS" test && { launch test-$tag "$transport" 1800 $B/nccl_test "$@" > "$OUT/nccl-test-$tag.txt" 2>&1; rc=$?; }
             has "$STEPS" example && { launch example-$tag "$transport" 600 $B/example/nccl > "$OUT/example-$tag.txt" 2>&1; erc=$?; }
@@ -67,6 +89,7 @@ for tool in memcheck racecheck; do   # NCCL's own probes for kernels of other GP
     san=(compute-sanitizer "--tool=$tool" --report-api-errors=no --error-exitcode=3)
     for form in $FORMS; do
         t0=$(date +%s)
+        [ "$form" = mpi ] && continue
         if [ "$form" = threads ]; then
             timeout 200 "${san[@]}" $B/nccl_test --tiny > "$OUT/$tool-threads.txt" 2>&1; rc=$?
             seen=$(grep -hE 'passed,|SUMMARY' "$OUT/$tool-threads.txt" | tr '\n' ' ')

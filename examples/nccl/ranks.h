@@ -26,6 +26,8 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #ifdef AG_WITH_MPI
+#define OMPI_SKIP_MPICXX  1 /* MPI's C functions only */
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 #endif
 
