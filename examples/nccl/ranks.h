@@ -10,7 +10,8 @@
  *                         else the rank modulo the visible GPUs
  *   id file  --id-file F, AG_NCCL_ID_FILE (a path every rank sees; a fresh one a job)
  *   transport --transport default|net, AG_NCCL_TRANSPORT
- * Without a rank and an id file (and without MPI) the program runs its threaded form.
+ * An id file, --rank or AG_RANK choose one process a rank (mpirun's, Slurm's or torchrun's
+ * variables alone do not); without them (and without MPI) the program runs its threaded form.
  * C files include <unistd.h>'s POSIX functions: define _POSIX_C_SOURCE 200809L before any
  * include. */
 #ifndef EXAMPLES_NCCL_RANKS_H
@@ -119,7 +120,10 @@ static inline int rank_begin(struct rank_env *e, int *argc, char ***argv)
     }
     e->processes = 1;
 #else
-    e->processes = e->rank >= 0 || e->id_file;
+    /* one process a rank where told so (an id file, or our own rank variable or argument), not
+       because a launcher's variable happens to be in the environment */
+    const char *own = getenv("AG_RANK");
+    e->processes = e->id_file || v[0] || (own && *own);
     if (e->processes && (e->rank < 0 || e->ranks < 1 || e->rank >= e->ranks || !e->id_file)) {
         fprintf(stderr,
                 "one process a rank needs a rank in [0, ranks), ranks and an id file (rank %d, ranks %d, "

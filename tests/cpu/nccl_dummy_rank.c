@@ -36,9 +36,9 @@ int main(int argc, char **argv)
     }
     if (e.processes && (e.rank == 0 ? rank_id_write(e.id_file, &id) : rank_id_read(e.id_file, &id)))
         return 1;
-    printf("rank %d of %d device %d id %s transport %s nvls %s p2p %s net %s args", e.rank, e.ranks, e.device,
+    printf("rank %d of %d device %d id %s transport %s nvls %s p2p %s net %s %s args", e.rank, e.ranks, e.device,
            id.internal, e.transport ? e.transport : "-", env("NCCL_NVLS_ENABLE"), env("NCCL_P2P_DISABLE"),
-           env("NCCL_NET"));
+           env("NCCL_NET"), e.processes ? "procs" : "threads");
     for (int i = 1; i < argc; ++i)
         printf(" %s", argv[i]);
     printf("\n");

@@ -78,6 +78,28 @@ def test_the_transport_reaches_the_program(dummy, tmp_path):
     assert out.count("transport net nvls 0 p2p 1 net Socket") == 2
 
 
+def test_the_place_from_arguments_or_the_environment(dummy, tmp_path):
+    def rank(*args, **env):
+        env_ = {k: str(v) for k, v in env.items()}
+        r = subprocess.run([dummy, *map(str, args)], env=env_, capture_output=True, text=True, timeout=20)
+        return r.returncode, r.stdout + r.stderr
+
+    # the arguments taken out of argv, the program's own left in order; the transport applied
+    code, out = rank("--rank", 0, "--ranks", 1, "--id-file", tmp_path / "a", "x", "--transport", "net", "y")
+    assert code == 0 and out.startswith("rank 0 of 1 device -1 id id-of-")
+    assert out.rstrip().endswith("transport net nvls 0 p2p 1 net Socket procs args x y"), out
+    # mpirun's or torchrun's variables give the rank, the size and the device, with an id file
+    code, out = rank(OMPI_COMM_WORLD_RANK=0, OMPI_COMM_WORLD_SIZE=1, LOCAL_RANK=5, AG_NCCL_ID_FILE=tmp_path / "b")
+    assert code == 0 and out.startswith("rank 0 of 1 device 5 id id-of-") and " procs " in out, out
+    # ... but alone do not choose one process a rank
+    code, out = rank(RANK=3, WORLD_SIZE=4)
+    assert code == 0 and " nvls 0 " in out and " threads " in out, out
+    code, out = rank(AG_RANK=1)
+    assert code == 2 and "needs a rank in [0, ranks), ranks and an id file" in out
+    code, out = rank("--rank", 0, "--ranks", 1, "--id-file", tmp_path / "c", "--transport", "nvlink")
+    assert code == 2 and "--transport: 'default' or 'net', not 'nvlink'" in out
+
+
 def test_a_failing_rank_stops_the_others(dummy, tmp_path):
     code, out, took = _run("-n", 3, "--log-dir", tmp_path, "--", dummy, "fail:1")
     assert code == 3 and took < 20, out  # the others would sleep 60 s
