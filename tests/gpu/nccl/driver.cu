@@ -1,10 +1,19 @@
-// GPU test of the functions across GPUs (spec: nccl = true): every visible GPU a rank of one NCCL
-// communicator (ncclCommInitAll), a host thread a rank, each holding a consecutive part of one
-// input (parts of any size, empty ones included).  Reduces (to every rank, to a root) and scans
-// (inclusive, exclusive with an initial value) against a CPU fold of the whole input: exact for
-// integers and 3x3 matrix products (not commutative), within a bound for floats; every rank's
+// GPU test of the functions across GPUs (spec: nccl = true), each rank holding a consecutive part
+// of one input (parts of any size, empty ones included).  Reduces (to every rank, to a root) and
+// scans (inclusive, exclusive with an initial value) against a CPU fold of the whole input: exact
+// for integers and 3x3 matrix products (not commutative), within a bound for floats; every rank's
 // all-reduce result must be the same bits.  Bad arguments must give cudaErrorInvalidValue.
-//   ./nccl_test [--quick]        prints a line a failure, then `N passed, M failed`
+// Two forms, the same checks and counts:
+//   ./nccl_test [--quick|--tiny]     every visible GPU a rank of one communicator (ncclCommInitAll),
+//                                    a host thread each
+//   python3 tests/gpu/nccl/launch.py -n N -- ./nccl_test [--quick|--tiny]
+//                                    one process a rank (examples/nccl/ranks.h: rank, device, the
+//                                    NCCL id by a file); every process makes the whole input (the
+//                                    same stream), keeps its part, and each check's verdict is the
+//                                    minimum over the ranks (an all-reduce), so every rank counts
+//                                    the same; a rank's own failures are printed by it
+// Prints a line a failure, then `N passed, M failed`.  --tiny: parts of at most 70k elements, for
+// the sanitizers (racecheck at 4 ranks).
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -16,20 +25,63 @@
 #include <thread>
 #include <vector>
 
+#include "../../../examples/nccl/ranks.h"
 #include "../family_driver.h"
 #include "nt.h"
 
-static int passed = 0, failed = 0, R = 0;
+// R ranks in all; `me` this process's rank where one process a rank (-1: the threaded form, every
+// rank here); `local` the ranks this process runs, comms[r] and devs[r] theirs
+static int passed = 0, failed = 0, R = 0, me = -1;
+static bool tiny = false; // --tiny: small parts, for the sanitizers
 static std::vector<ncclComm_t> comms;
+static std::vector<int> devs, local;
+
+static bool is_local(int r)
+{
+    return me < 0 || r == me;
+}
+
+// one process a rank: `ok` on every rank (the minimum over them, by NCCL), false where NCCL fails
+static bool agree(bool ok)
+{
+    if (me < 0)
+        return ok;
+    static int *d = nullptr;
+    if (!d)
+        cudaMalloc(&d, sizeof(int));
+    int v = ok;
+    cudaMemcpy(d, &v, sizeof v, cudaMemcpyHostToDevice);
+    if (ncclAllReduce(d, d, 1, ncclInt32, ncclMin, comms[me], 0) != ncclSuccess ||
+        cudaMemcpy(&v, d, sizeof v, cudaMemcpyDeviceToHost) != cudaSuccess)
+        return false;
+    return v == 1;
+}
 
 static void check(bool ok, const std::string &what)
 {
-    if (ok)
+    const bool all = agree(ok);
+    if (all)
         ++passed;
-    else {
+    else
         ++failed;
-        printf("FAIL %s\n", what.c_str());
-    }
+    if (!ok && me >= 0)
+        printf("FAIL [rank %d] %s\n", me, what.c_str());
+    else if (!all)
+        printf("FAIL %s%s\n", what.c_str(), me >= 0 ? " (on another rank)" : "");
+}
+
+// one process a rank: every rank's `bytes` bytes at `p`, in rank order (by NCCL's all-gather)
+static std::vector<unsigned char> gather(const void *p, size_t bytes)
+{
+    std::vector<unsigned char> all(bytes * R);
+    unsigned char *d = nullptr;
+    cudaMalloc(&d, all.size());
+    cudaMemcpy(d + bytes * me, p, bytes, cudaMemcpyHostToDevice);
+    if (ncclAllGather(d + bytes * me, d, bytes, ncclUint8, comms[me], 0) != ncclSuccess ||
+        cudaMemcpy(all.data(), d, all.size(), cudaMemcpyDeviceToHost) != cudaSuccess)
+        all.assign(all.size(), 0xA5); /* reads as different bits unless every rank failed alike */
+    cudaFree(d);
+    return all;
 }
 
 static mat3u mat_mul(mat3u a, mat3u b)
@@ -81,10 +133,10 @@ static void run_ranks(
     const std::function<cudaError_t(int, const In *, size_t, Out *, void *, size_t, ncclComm_t, cudaStream_t)> &call)
 {
     std::vector<std::thread> threads;
-    for (int r = 0; r < R; ++r)
+    for (int r : local)
         threads.emplace_back([&, r] {
             Rank<In, Out> &k = ranks[r];
-            cudaSetDevice(r);
+            cudaSetDevice(devs[r]);
             cudaStream_t s;
             cudaStreamCreate(&s);
             const size_t n = k.part.size(), outs = out_fixed + out_per_elem * n, wb = bytes(n, R);
@@ -103,10 +155,10 @@ static void run_ranks(
             cudaError_t e = cudaStreamSynchronize(s);
             if (k.err == cudaSuccess)
                 k.err = e;
-            unsigned int counter = 0;   // the workspace's ticket counter (word 0): left at zero for any next call
-            if (k.err == cudaSuccess && wb >= 4 && cudaMemcpy(&counter, d_work, 4, cudaMemcpyDeviceToHost) == cudaSuccess &&
-                counter != 0)
-                k.err = cudaErrorIllegalState;   /* reported as the rank's error */
+            unsigned int counter = 0; // the workspace's ticket counter (word 0): left at zero for any next call
+            if (k.err == cudaSuccess && wb >= 4 &&
+                cudaMemcpy(&counter, d_work, 4, cudaMemcpyDeviceToHost) == cudaSuccess && counter != 0)
+                k.err = cudaErrorIllegalState; /* reported as the rank's error */
             k.out.resize(outs);
             if (outs)
                 cudaMemcpy(k.out.data(), d_out, outs * sizeof(Out), cudaMemcpyDeviceToHost);
@@ -132,8 +184,8 @@ static std::vector<std::vector<size_t>> patterns(bool quick)
     each([](int r) { return r % 2 ? (size_t)(5 + 37 * r) : 0; });
     each([](int r) { return r % 2 ? 0 : (size_t)(5 + 37 * r); });
     each([](int) { return (size_t)0; });
-    each([](int r) { return r == 0 ? (size_t)1 : (size_t)(1 << 20) + 7 * r; });
-    each([](int r) { return r == R - 1 ? (size_t)3 : (size_t)(1 << 18) + 1; });
+    each([](int r) { return r == 0 ? (size_t)1 : (size_t)(tiny ? 70000 : 1 << 20) + 7 * r; });
+    each([](int r) { return r == R - 1 ? (size_t)3 : (size_t)(tiny ? 20000 : 1 << 18) + 1; });
     if (!quick)
         each([](int r) { return (size_t)(1 << 24) + 11 * r; });
     return p;
@@ -167,7 +219,8 @@ static void test_reduce(const char *name, T (*gen)(), Acc identity, Acc (*fold)(
         for (int r = 0; r < R; ++r)
             for (size_t i = 0; i < parts[r]; ++i) {
                 T x = gen();
-                ranks[r].part.push_back(x);
+                if (is_local(r))
+                    ranks[r].part.push_back(x);
                 want = fold(want, x);
                 scale += mag(x);
             }
@@ -177,9 +230,15 @@ static void test_reduce(const char *name, T (*gen)(), Acc identity, Acc (*fold)(
                               return all(i, n, o, w, wb, c, s);
                           });
         bool ok = true, same = true;
-        for (int r = 0; r < R; ++r) {
+        for (int r : local)
             ok = ok && ranks[r].err == cudaSuccess && close(ranks[r].out[0], want, scale);
-            same = same && !memcmp(&ranks[r].out[0], &ranks[0].out[0], sizeof(Out));
+        if (me < 0)
+            for (int r = 0; r < R; ++r)
+                same = same && !memcmp(&ranks[r].out[0], &ranks[0].out[0], sizeof(Out));
+        else { // every rank's result, by NCCL's all-gather, against rank 0's
+            const auto bits = gather(&ranks[me].out[0], sizeof(Out));
+            for (int r = 0; r < R; ++r)
+                same = same && !memcmp(&bits[r * sizeof(Out)], &bits[0], sizeof(Out));
         }
         check(ok, what + ": all-reduce");
         check(same, what + ": all-reduce, the same bits on every rank");
@@ -191,16 +250,16 @@ static void test_reduce(const char *name, T (*gen)(), Acc identity, Acc (*fold)(
                               return root(i, n, o, at, w, wb, c, s);
                           });
         ok = true;
-        for (int r = 0; r < R; ++r)
+        for (int r : local)
             ok = ok && ranks[r].err == cudaSuccess && (r != at || close(ranks[r].out[0], want, scale));
         check(ok, what + ": reduce to the last rank");
     }
     // refusals: no communicator, a workspace too small
     float *d = nullptr;
-    cudaSetDevice(0);
+    cudaSetDevice(devs[local[0]]);
     cudaMalloc(&d, 64);
     check(all((const T *)d, 1, (Out *)d, d, 64, nullptr, 0) == cudaErrorInvalidValue, std::string(name) + ": no comm");
-    check(all((const T *)d, 1, (Out *)d, d, 0, comms[0], 0) == cudaErrorInvalidValue,
+    check(all((const T *)d, 1, (Out *)d, d, 0, comms[local[0]], 0) == cudaErrorInvalidValue,
           std::string(name) + ": workspace too small");
     cudaFree(d);
 }
@@ -215,21 +274,21 @@ static void test_scan(
 {
     for (const auto &parts : patterns(quick)) {
         std::vector<Rank<T, T>> ranks(R);
-        std::vector<T> want;
-        std::vector<double> scale;
+        std::vector<std::vector<T>> want(R); // this process's ranks' parts of the scan, and their scale
+        std::vector<std::vector<double>> scale(R);
         T acc = exclusive && init ? *init : identity;
         double s = 0;
         for (int r = 0; r < R; ++r)
             for (size_t i = 0; i < parts[r]; ++i) {
                 T x = gen();
-                ranks[r].part.push_back(x);
-                if (exclusive)
-                    want.push_back(acc);
+                const T before = acc;
                 acc = fold(acc, x);
                 s += mag(x);
-                if (!exclusive)
-                    want.push_back(acc);
-                scale.push_back(s);
+                if (is_local(r)) {
+                    ranks[r].part.push_back(x);
+                    want[r].push_back(exclusive ? before : acc);
+                    scale[r].push_back(s);
+                }
             }
         run_ranks<T, T>(ranks, 1, 0, bytes,
                         [&](int, const T *i, size_t n, T *o, void *w, size_t wb, ncclComm_t c, cudaStream_t st) {
@@ -238,9 +297,9 @@ static void test_scan(
         bool ok = true;
         size_t base = 0, bad = (size_t)-1;
         for (int r = 0; r < R; ++r) {
-            ok = ok && ranks[r].err == cudaSuccess;
-            for (size_t i = 0; i < parts[r] && ok; ++i)
-                if (!close(ranks[r].out[i], want[base + i], scale[base + i])) {
+            ok = ok && (!is_local(r) || ranks[r].err == cudaSuccess);
+            for (size_t i = 0; i < parts[r] && ok && is_local(r); ++i)
+                if (!close(ranks[r].out[i], want[r][i], scale[r][i])) {
                     ok = false;
                     bad = base + i;
                 }
@@ -299,16 +358,48 @@ static bool exact_mat(const mat3u &g, const mat3u &w, double)
     return !memcmp(&g, &w, sizeof g);
 }
 
-int main(int argc, char **argv)
+// the communicators: every visible GPU a rank here (threads), or this process's rank only
+static bool communicators(rank_env &e)
 {
-    const bool quick = parse_args(argc, argv).quick;
+    if (e.processes) {
+        R = e.ranks;
+        me = e.rank;
+        comms.assign(R, nullptr);
+        devs.assign(R, -1);
+        if (rank_comm(&e, &comms[me]))
+            return false;
+        devs[me] = e.device;
+        local = { me };
+        printf("%d rank%s, one process a rank: rank %d on GPU %d\n", R, R > 1 ? "s" : "", me, e.device);
+        return true;
+    }
     cudaGetDeviceCount(&R);
     comms.resize(R);
+    for (int r = 0; r < R; ++r) {
+        devs.push_back(r);
+        local.push_back(r);
+    }
     if (ncclCommInitAll(comms.data(), R, nullptr) != ncclSuccess) {
-        printf("ncclCommInitAll failed\n0 passed, 1 failed\n");
+        printf("ncclCommInitAll failed\n");
+        return false;
+    }
+    printf("%d rank%s (one a GPU, a thread each)\n", R, R > 1 ? "s" : "");
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    rank_env e;
+    if (rank_begin(&e, &argc, &argv))
+        return 2;
+    for (int i = 1; i < argc; ++i)
+        tiny = tiny || !strcmp(argv[i], "--tiny");
+    const bool quick = parse_args(argc, argv).quick || tiny;
+    if (!communicators(e)) {
+        printf("0 passed, 1 failed\n");
+        rank_end();
         return 1;
     }
-    printf("%d rank%s (one a GPU)\n", R, R > 1 ? "s" : "");
     const mat3u I = { { 1, 0, 0, 0, 1, 0, 0, 0, 1 } };
     test_reduce<float, float, double>("reduce sum f32 (NCCL's all-reduce)", gen_f32, 0.0, add_f64, close_f32d, mag_f32,
                                       nt_reduce_sum_f32_nccl_all, nt_reduce_sum_f32_nccl_root,
@@ -355,7 +446,9 @@ int main(int argc, char **argv)
     test_scan<mat3u>("exscan mat3mul from a matrix", gen_mat, I, mat_mul, exact_mat, mag_mat,
                      nt_exscan_mat3mul_mat3u_nccl, nt_exscan_mat3mul_mat3u_nccl_workspace_bytes, true, &m_init, quick);
     for (auto c : comms)
-        ncclCommDestroy(c);
+        if (c)
+            ncclCommDestroy(c);
     printf("%d passed, %d failed\n", passed, failed);
+    rank_end();
     return failed ? 1 : 0;
 }
