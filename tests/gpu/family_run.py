@@ -124,15 +124,19 @@ def main(here: Path, family: str, header: str, cases, sanitized, openmp: bool = 
     return rc
 
 
-def sanitize(exe: Path, names, out: Path, jobs: int) -> int:
-    """The named instances' quick cases under compute-sanitizer memcheck and racecheck, several at
-    once (each is slow, mostly on the CPU), printed in order; logs under `out`."""
+def sanitize(exe: Path, names, out: Path, jobs: int, tools=("memcheck", "racecheck"), driver_args=None) -> int:
+    """The named instances under each of compute-sanitizer's `tools` (memcheck and racecheck), several
+    at once (each is slow, mostly on the CPU), printed in order; logs under `out`. The driver runs
+    with `driver_args(name)`, by default the instance's quick cases (`--quick --only NAME`)."""
+    if not names:
+        return 0
     width, rc = max(map(len, names)), 0
-    runs = [(tool, name) for tool in ("memcheck", "racecheck") for name in names]
+    runs = [(tool, name) for tool in tools for name in names]
+    args_of = driver_args or (lambda name: ["--quick", "--only", name])
 
     def one(run):
         tool, name = run
-        cmd = ["compute-sanitizer", f"--tool={tool}", "--error-exitcode=3", str(exe), "--quick", "--only", name]
+        cmd = ["compute-sanitizer", f"--tool={tool}", "--error-exitcode=3", str(exe), *args_of(name)]
         return subprocess.run(cmd, capture_output=True, text=True)
 
     with ThreadPoolExecutor(max_workers=min(8, jobs)) as pool:

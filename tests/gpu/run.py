@@ -27,14 +27,13 @@ import os
 import subprocess
 import sys
 import tomllib
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import TextIO
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from family_run import driver_call  # noqa: E402 - beside this file
+from family_run import driver_call, sanitize  # noqa: E402 - beside this file
 
 try:
     from assocgen import emit, tuning
@@ -329,35 +328,18 @@ def _run_logged(cmd: list, log: TextIO) -> int:
     return p.returncode
 
 
-def _sanitize(exe: str, args, log: TextIO) -> int:
-    """The subset (SANITIZED, narrowed by --only, --filter and --shapes) under each of --tools,
-    several runs at once (each is slow, mostly on the CPU), printed and logged in order."""
-    runs = [
-        (tool, flt)
-        for tool in args.tools.split(",")
+def _sanitize(exe: str, args, out: Path) -> int:
+    """The subset (SANITIZED, narrowed by --only, --filter and --shapes) under each of --tools, on
+    its quick cases with exact allocations; logs under `out`."""
+    names = [
+        flt
         for flt in SANITIZED
         if (not args.only or any(w and w in flt for w in args.only.split(",")))
         and (not args.filter or args.filter in flt)
         and (not args.shapes or flt in args.shapes.split(","))
     ]
-
-    def one(run: tuple) -> tuple:
-        cmd = ["compute-sanitizer", f"--tool={run[0]}", "--error-exitcode=9", exe, "--quick", "--exact", "--filter"]
-        p = subprocess.run(cmd + [run[1]], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        return " ".join(cmd + [run[1]]), p
-
-    rc = 0
-    with ThreadPoolExecutor(max_workers=max(1, min(8, args.jobs))) as pool:
-        for (tool, flt), (cmd, p) in zip(runs, pool.map(one, runs), strict=True):
-            log.write(f"$ {cmd}\n{p.stdout}\n")
-            summary = [
-                ln
-                for ln in p.stdout.splitlines()
-                if "ERROR SUMMARY" in ln or "passed," in ln or "RACECHECK SUMMARY" in ln
-            ]
-            print(f"{tool:9s} {flt:28s} rc={p.returncode} {' | '.join(summary)}", flush=True)
-            rc |= p.returncode
-    return rc
+    exact = ["--quick", "--exact", "--filter"]
+    return sanitize(Path(exe), names, out, args.jobs, args.tools.split(","), lambda name: [*exact, name])
 
 
 def main():
@@ -408,7 +390,7 @@ def main():
         if not args.sanitizer_only:
             rc |= _run_logged(cmd, log)
         if not args.no_sanitizer:
-            rc |= _sanitize(exe, args, log)
+            rc |= _sanitize(exe, args, out)
     return rc
 
 

@@ -31,14 +31,8 @@ def main() -> int:
     out = Path(os.environ.get("OUT", exe.parent))
     out.mkdir(parents=True, exist_ok=True)
     rc = subprocess.run([str(exe)]).returncode
-    if not args.no_sanitizer:
-        r = subprocess.run(
-            ["compute-sanitizer", "--tool=memcheck", "--error-exitcode=9", str(exe)], capture_output=True, text=True
-        )
-        (out / "args-memcheck.log").write_text(r.stdout + r.stderr)
-        summary = [ln for ln in (r.stdout + r.stderr).splitlines() if "SUMMARY" in ln or "passed," in ln]
-        print(f"memcheck rc={r.returncode} {' | '.join(summary)}", flush=True)
-        rc = rc or r.returncode
+    if not args.no_sanitizer:  # the whole run again, under memcheck
+        rc = family_run.sanitize(exe, ["args"], out, args.jobs, ("memcheck",), lambda name: []) or rc
     return rc
 
 
