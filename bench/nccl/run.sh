@@ -5,7 +5,8 @@
 # socket network ("net": peer-to-peer and shared memory off).  Generates tests/gpu/nccl/spec.toml,
 # builds the test driver, bench/nccl/bench.cu and examples/nccl, runs them, then the test's --tiny
 # cases under compute-sanitizer memcheck and racecheck (each rank its own sanitizer in the process
-# form).  Logs under $OUT; the benchmark's tables as nccl-bench-<form>-<G>gpu-<transport>.txt.
+# form; the threaded form on two GPUs at most).  Logs under $OUT; the benchmark's tables as
+# nccl-bench-<form>-<G>gpu-<transport>.txt.
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0, also in every rank's process).
 #   bash bench/nccl/run.sh [--quick]         (--quick: the tests' smaller cases)
 # Parts of it, e.g. to keep each call within a time limit (a build is reused where SKIP_BUILD=1):
@@ -91,7 +92,9 @@ for tool in memcheck racecheck; do   # NCCL's own probes for kernels of other GP
         t0=$(date +%s)
         [ "$form" = mpi ] && continue
         if [ "$form" = threads ]; then
-            timeout 200 "${san[@]}" $B/nccl_test --tiny > "$OUT/$tool-threads.txt" 2>&1; rc=$?
+            # one process driving four GPUs under the sanitizer did not finish in 200 s: two
+            CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-$(seq -s, 0 $(( (G < 2 ? G : 2) - 1 )))} \
+                timeout 200 "${san[@]}" $B/nccl_test --tiny > "$OUT/$tool-threads.txt" 2>&1; rc=$?
             seen=$(grep -hE 'passed,|SUMMARY' "$OUT/$tool-threads.txt" | tr '\n' ' ')
         else   # each rank its own sanitizer; every rank's log read
             launch $tool-procs default 200 "${san[@]}" $B/nccl_test --tiny > "$OUT/$tool-procs.txt" 2>&1; rc=$?
