@@ -16,7 +16,7 @@ from typing import Any
 
 import jinja2
 
-from . import __version__, simplify, tuning
+from . import __version__, layout, simplify, tuning
 from .ctypes_ import CType
 from .model import Heads, Primitive
 from .operators import Operator
@@ -815,7 +815,7 @@ def _render_instance(env: jinja2.Environment, spec: Spec, inst: Kernel, stamp: s
         shape_note=_shape_note(inst, sizes),
         nccl=_nccl_decls(across, ctx["api_params"]) if across else [],
     )
-    return simplify.blank_lines(env.get_template(template).render(**ctx)), decl
+    return layout.fit(simplify.blank_lines(env.get_template(template).render(**ctx))), decl
 
 
 def _nccl_context(env: jinja2.Environment, inst: Instance, ctx: Context) -> None:
@@ -842,7 +842,7 @@ def _render_header(
     max_words = max([i.op.acc_type.words for i in instances if isinstance(i, Instance) and i.family == "reduce"] or [1])
     example = next((d for d in decls if d["inst"].family in ("reduce", "scan")), decls[0])
     nccl_kinds = [i for i in instances if isinstance(i, Instance) and _nccl_kind(spec, i)]
-    return env.get_template("header.h.j2").render(
+    text = env.get_template("header.h.j2").render(
         header=header,
         stamp=stamp,
         version=__version__,
@@ -870,6 +870,7 @@ def _render_header(
         guard=header.upper().replace(".", "_").replace("-", "_"),
         max_work=tuning.SLOT0 * 4 + tuning.MAX_GRID * max_words * 4,
     )
+    return layout.fit(text)
 
 
 def _families(instances: list[Kernel]) -> str:
