@@ -78,3 +78,31 @@ def test_no_token_changes_on_a_sample():
     )
     assert code_tokens(layout.fit(text, 80)) == code_tokens(text)
     assert max(len(line) for line in layout.fit(text, 80).split("\n")) <= 80
+
+
+def test_the_matrix_keeps_its_tokens(monkeypatch):
+    """Over the instance matrix's sources, the printed files hold the C tokens of the unfitted
+    ones, and their comments the same words."""
+    fitted = _render_matrix()
+    monkeypatch.setattr(layout, "fit", lambda text, width=layout.WIDTH: text)
+    plain = _render_matrix()
+    assert sorted(fitted) == sorted(plain)
+    for name, text in plain.items():
+        assert code_tokens(fitted[name]) == code_tokens(text), name
+        assert sorted(_words(fitted[name])) == sorted(_words(text)), name
+
+
+def _render_matrix() -> dict[str, str]:
+    from assocgen import emit
+    from assocgen.spec import parse
+
+    from .util import gpu_runner
+
+    run = gpu_runner()
+    return emit.render(parse(run.spec_dict(), "tests/matrix.toml"), f"{run.PREFIX}.h")
+
+
+def _words(text: str) -> list[str]:
+    return [
+        w.strip("/*") for t in TOKEN.findall(text) if t.startswith(("/*", "//")) for w in t.split() if w.strip("/*")
+    ]
