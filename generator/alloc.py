@@ -6,7 +6,7 @@ jax.jit, generator/jaxffi.py).
 
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .arrays import library
@@ -46,6 +46,24 @@ def current_stream(libs: Sequence[str], device: int | None) -> int:
             with cupy.cuda.Device(device):
                 return int(cupy.cuda.get_current_stream().ptr)
     return 0
+
+
+def current_stream_of(lib: str, device: int | None) -> int:
+    """current_stream([lib], device), with torch's function looked up once (a call's fast path)."""
+    found = _QUERIES.get(lib)
+    if found is None or sys.modules.get(lib) is not found[0]:
+        mod = module(lib)
+        raw = getattr(getattr(mod, "_C", None), "_cuda_getCurrentRawStream", None) if lib == "torch" else None
+        if raw is None:
+            query = lambda device: current_stream([lib], device)  # noqa: E731
+        else:
+            get = mod.cuda.current_device
+            query = lambda device: int(raw(get() if device is None else device))  # noqa: E731
+        found = _QUERIES[lib] = (mod, query)
+    return found[1](device)
+
+
+_QUERIES: dict[str, tuple[Any, Callable[[int | None], int]]] = {}  # library: (its module, the query)
 
 
 def same_stream(a: int, b: int) -> bool:

@@ -12,12 +12,12 @@ import ctypes
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import alloc, cuda, jaxffi, pybuild, pymodel
+from . import alloc, arrays, cuda, jaxffi, pybuild, pymodel
 from .arrays import Array, read
 from .cuda import CudaError, NoDeviceError
 from .pybuild import BuildError
@@ -165,7 +165,23 @@ class Call:
     device: int | None
 
 
+@dataclass(slots=True)
+class Quick:
+    """A Plan as a call's fast path uses it, kept a Wrapper by the call's quick key (what
+    generator/arrays.py's quick readers give of each array's element type, shape, strides and
+    writability, and which outputs out= gives): the C arguments with the sizes in place, each
+    array's argument and alignment, the outputs to allocate, those returned, the workspace's size."""
+
+    args: list[Any]
+    slots: tuple[int, ...]  # each array's C argument: those bound (the inputs, then out=), then those allocated
+    align: tuple[int, ...]
+    new: tuple[tuple[pymodel.ArrayParam, tuple[int, ...], str], ...]  # as the Plan's
+    outs: tuple[int, ...]  # each output's place among the arrays bound, then those allocated
+    nbytes: int
+
+
 PLANS = 256  # plans kept a function (dropped all at once past it: calls of ever new shapes)
+_MISS: Any = object()  # the fast path's answer where the full path is to make the call (or refuse it)
 
 
 class Wrapper:
@@ -187,6 +203,13 @@ class Wrapper:
         self._work_bytes: dict[tuple[int, ...], int] = {}
         self._order = _order(fn)
         self._bound: dict[tuple[bool, ...] | None, tuple[list[pymodel.ArrayParam], list[str]]] = {}
+        self._quicks: dict[tuple[Any, ...], Quick] = {}  # the fast path's, by the arrays' quick key
+        self._at = {name: k for k, (_, name) in enumerate(self._order)}  # each C argument's place
+        self._at_work, self._at_bytes, self._at_stream = (self._at.get(n, -1) for n in pymodel.WORKSPACE)
+        self._at_flags = tuple(self._at[f] for f in fn.flags)
+        self._at_host = tuple((self._at[h], h, e) for h, e in fn.host.items())
+        self._all_given = (True,) * len(self._outputs)
+        self._one_out = len(self._outputs) == 1
 
     def __repr__(self) -> str:
         return f"<assocgen function {self.fn.signature()}>"
@@ -228,6 +251,24 @@ class Wrapper:
         accumulate: bool = False,
         stream: object = None,
     ) -> Any:
+        if self.module._device_ok and len(inputs) == len(self._inputs):  # the fast path (a GPU found)
+            got = self._quick(inputs, out, init, accumulate, stream)
+            if got is not _MISS:
+                return got
+        return self._call(inputs, out, init, accumulate, stream)
+
+    def _call(
+        self,
+        inputs: tuple[object, ...],
+        out: object,
+        init: object,
+        accumulate: bool,
+        stream: object,
+        key: tuple[Any, ...] | None = None,
+    ) -> Any:
+        """A call the full way: every array read (generator/arrays.py's readers) and its checks
+        (a Plan's where one is kept); `key`: the arrays' quick key, kept once the call went
+        through, for the fast path's next calls."""
         m, fn = self.module, self.fn
         if not m._device_ok:  # one clear error without a GPU, before anything is read
             cuda.require_device(fn.name)
@@ -258,15 +299,130 @@ class Wrapper:
         arrays = [read(obj, label, handle, current) for obj, label in zip(objs, labels, strict=True)]
         plan = self._plans.get(_key(params, arrays))
         if plan is None:
-            call = self._first(params, arrays, lib, handle, current)
+            call, plan = self._first(params, arrays, lib, handle, current)
         else:
             call = self._placed(plan, params, arrays)
             for ap, shape, dtype in plan.new:
                 call.arrays[ap.name] = read(alloc.new(lib, ap, shape, dtype, call.device), ap.label, handle, current)
         self._launch(call, handle, init, accumulate, lib, current)
+        if key is not None:
+            self._keep_quick(key, plan, params)
         if len(self._outputs) == 1:
             return call.arrays[self._outputs[0].name].obj
         return tuple([call.arrays[ap.name].obj for ap in self._outputs])
+
+    def _quick(self, inputs: tuple[object, ...], out: object, init: object, accumulate: bool, stream: object) -> Any:
+        """The fast path: where the arrays' quick key has a Quick, their pointers and devices are
+        checked (their element types, shapes and strides were, by the call that kept it) and the C
+        function called; a key not seen yet: the full call, which keeps it; _MISS where the full
+        call is to make the call (or refuse it with its error)."""
+        if out is None:
+            objs, given = inputs, None
+        elif self._one_out and not isinstance(out, (tuple, list)):
+            objs, given = (*inputs, out), self._all_given
+        else:
+            objs, given = _every_out(inputs, out, len(self._outputs)), self._all_given
+        host = None
+        if init is not None or accumulate:  # refused here as the full path would, before anything is read
+            _keywords(self.fn, out, init, accumulate)
+            host = [host_value(self.fn, h, e, init) for _, h, e in self._at_host]
+        current = stream is None
+        got, key, lib = _quick_read(objs, given, current)
+        if got is None:
+            return _MISS
+        if not current:
+            handle = stream_handle(stream)
+        elif lib in alloc.ALLOCATES:  # the first input's device, as _first_device reads it
+            own = inputs and key[1][0] in alloc.ALLOCATES  # read from its own .device
+            handle = alloc.current_stream_of(lib, got[0][2] if own else _first_device(inputs))
+        else:
+            handle = 0
+        try:
+            q = self._quicks.get(key)
+        except TypeError:  # a CAI's field that is no tuple (a list): the full path reads it
+            return _MISS
+        if q is None:
+            return self._call(inputs, out, init, accumulate, stream, key)
+        device = _placed(got, q.align)
+        if device is _MISS:
+            return _MISS
+        if q.new:
+            objs = (*objs, *self._quick_new(q, got, lib, device, handle, current))
+        if self.module._one_device:
+            self._quick_run(q, got, 0 if device is None else device, handle, lib, current, host, accumulate)
+        else:
+            self._on_device(device, lambda d: self._quick_run(q, got, d, handle, lib, current, host, accumulate))
+        return objs[q.outs[0]] if self._one_out else tuple([objs[k] for k in q.outs])
+
+    def _quick_new(
+        self, q: Quick, got: list[Any], lib: str, device: int | None, stream: int, current: bool
+    ) -> list[object]:
+        """The outputs not given, allocated; their pointers (and streams) added to `got`."""
+        made = []
+        for ap, shape, dtype in q.new:
+            obj = alloc.new(lib, ap, shape, dtype, device)
+            if lib in alloc.ALLOCATES:
+                got.append((alloc.pointer(obj), None, device, None))
+            else:
+                a = read(obj, ap.label, stream, current)
+                got.append((a.ptr, None, a.device, a.stream))
+            made.append(obj)
+        return made
+
+    def _quick_run(
+        self,
+        q: Quick,
+        got: list[Any],
+        device: int,
+        stream: int,
+        lib: str,
+        current: bool,
+        host: list[Any] | None,
+        accumulate: bool,
+    ) -> None:
+        """_run's work for a Quick: the producers' streams waited for, the workspace, the C call."""
+        c, _ = self._functions()
+        m = self.module
+        args = q.args.copy()
+        for k, r in zip(q.slots, got, strict=True):  # (got: the arrays bound, then those allocated)
+            args[k] = r[0] or None
+            if r[3] is not None and not alloc.same_stream(r[3], stream):  # CAI v3: valid on another stream
+                (m._runtime or m.runtime()).wait(stream, r[3])
+        if q.nbytes:
+            kept = m._work.get((device, stream))
+            if kept is not None and kept[1] >= q.nbytes:
+                args[self._at_work], args[self._at_bytes] = kept[0], kept[1]
+            else:
+                args[self._at_work], args[self._at_bytes] = m.workspace(device, stream, q.nbytes, lib, current)
+        if self._at_stream >= 0:
+            args[self._at_stream] = stream or None
+        if host is not None:
+            for (k, _, _), value in zip(self._at_host, host, strict=True):
+                args[k] = value
+        if accumulate:
+            for k in self._at_flags:
+                args[k] = 1
+        rc = c(*args)
+        if rc:
+            (m._runtime or m.runtime()).check(self.fn.name, rc)
+
+    def _keep_quick(self, key: tuple[Any, ...], plan: Plan, params: Sequence[pymodel.ArrayParam]) -> None:
+        """A Quick of a call's Plan, kept by its arrays' quick key (`params`: the arrays bound)."""
+        _, size = self._functions()
+        sizes = tuple([plan.sizes[w] for w in self.fn.work])
+        nbytes = self._work_bytes.get(sizes)
+        if nbytes is None:
+            nbytes = self._work_bytes[sizes] = size(*sizes)
+        args = [
+            plan.sizes[name] if source == "size" else 0 if source == "flag" or name == "work_bytes" else None
+            for source, name in self._order
+        ]
+        names = [ap.name for ap in params] + [ap.name for ap, _, _ in plan.new]
+        slots = tuple([self._at[name] for name in names])
+        outs = tuple([names.index(ap.name) for ap in self._outputs])
+        if len(self._quicks) >= PLANS:
+            self._quicks.clear()
+        self._quicks[key] = Quick(args, slots, tuple(plan.align), tuple(plan.new), outs, nbytes)
 
     def _params(self, given: tuple[bool, ...] | None) -> tuple[list[pymodel.ArrayParam], list[str]]:
         """The parameters a call binds, and their labels: the inputs, then the outputs `given`
@@ -280,7 +436,7 @@ class Wrapper:
 
     def _first(
         self, params: Sequence[pymodel.ArrayParam], arrays: list[Array], lib: str, stream: int, current: bool
-    ) -> Call:
+    ) -> tuple[Call, Plan]:
         """The first call of its shapes, strides and types: every check, the outputs not given
         allocated and bound (their pitches are sizes), and the Plan kept for the next ones."""
         b = pymodel.Binding(self.fn, strict=True)
@@ -297,8 +453,8 @@ class Wrapper:
         align = [_alignment(ap, a) for ap, a in zip(params, arrays, strict=True)]
         if len(self._plans) >= PLANS:
             self._plans.clear()
-        self._plans[key] = Plan(dict(b.sizes), b.dropped, new, align)
-        return Call(b.sizes, b.arrays, b.device)
+        plan = self._plans[key] = Plan(dict(b.sizes), b.dropped, new, align)
+        return Call(b.sizes, b.arrays, b.device), plan
 
     def _placed(self, plan: Plan, params: Sequence[pymodel.ArrayParam], arrays: list[Array]) -> Call:
         """A call of a plan's shapes, strides and types: the addresses' and devices' checks alone
@@ -320,20 +476,25 @@ class Wrapper:
         raise AssertionError("an address or device refused, yet every check passed")  # not reached
 
     def _launch(self, b: Call, stream: int, init: object, accumulate: bool, lib: str, current: bool) -> None:
-        """On the arrays' device (switched to and back where there are several GPUs): the C call."""
+        """On the arrays' device: the C call."""
+        self._on_device(b.device, lambda device: self._run(b, device, stream, init, accumulate, lib, current))
+
+    def _on_device(self, device: int | None, run: Callable[[int], None]) -> None:
+        """run(device) on the arrays' `device` (None: every array empty (NULL): the current one),
+        switched to and back where there are several GPUs."""
         m = self.module
         if m._one_device:
-            self._run(b, 0 if b.device is None else b.device, stream, init, accumulate, lib, current)
+            run(0 if device is None else device)
             return
         rt = m.runtime()
-        device = m.device_for(b.device)  # None: every array empty (NULL): the current one
+        on = m.device_for(device)
         before = rt.get_device()
-        if before == device:
-            self._run(b, device, stream, init, accumulate, lib, current)
+        if before == on:
+            run(on)
             return
-        rt.set_device(device)
+        rt.set_device(on)
         try:
-            self._run(b, device, stream, init, accumulate, lib, current)
+            run(on)
         finally:
             rt.set_device(before)
 
@@ -372,6 +533,47 @@ class Wrapper:
             else:
                 args.append(host_value(self.fn, name, self.fn.host[name], init))
         return args
+
+
+def _quick_read(
+    objs: Sequence[object], given: tuple[bool, ...] | None, current: bool
+) -> tuple[list[Any] | None, tuple[Any, ...], str]:
+    """The arrays by their quick readers (generator/arrays.py): each one's (pointer, key, device,
+    stream), the call's quick key (`given`, then each array's key), their library (the first's
+    that has one); None where one is for the full path."""
+    got, key, lib = [], [given], ""
+    for obj in objs:
+        kind = type(obj)
+        found = arrays._QUICK.get(kind) or arrays.quick(kind)
+        r = found[1](obj, current) if found[1] is not None else None
+        if r is None:
+            return None, (), ""
+        if not lib:
+            lib = found[0]
+        got.append(r)
+        key.append(r[1])
+    return got, tuple(key), lib
+
+
+def _placed(got: list[Any], align: tuple[int, ...]) -> Any:
+    """Wrapper._placed's checks of pointers and devices, on quick reads: the arrays' device (None:
+    all empty), or _MISS where one fails (the full path raises its error)."""
+    device = None
+    for r, a in zip(got, align, strict=False):  # (got: and the outputs to allocate, not yet)
+        ptr, d = r[0], r[2]
+        if ptr % a or (d is None and ptr) or (d is not None and device is not None and d != device):
+            return _MISS
+        if device is None:
+            device = d
+    return device
+
+
+def _every_out(inputs: tuple[object, ...], out: object, n: int) -> tuple[object, ...]:
+    """The arrays of a call whose out= gives every output as a tuple (or list); (None,) where it
+    does not (no quick reader reads None: the full path makes the call, or raises its error)."""
+    if not isinstance(out, (tuple, list)) or len(out) != n or any(o is None for o in out):
+        return (None,)
+    return (*inputs, *out)
 
 
 def _order(fn: pymodel.Function) -> tuple[tuple[str, str], ...]:

@@ -69,6 +69,12 @@ int cuInit(unsigned f) { return 0; }
 int cuDeviceGetCount(int *n) { *n = 1; return 0; }
 int cuGetErrorName(int e, const char **s) { *s = "CUDA_ERROR_STUB"; return 0; }
 int cuPointerGetAttribute(void *v, int attr, unsigned long long p) { *(int *)v = attr == 2 ? 2 : 0; return 0; }
+int cuPointerGetAttributes(unsigned n, int *attr, void **v, unsigned long long p)
+{
+    for (unsigned i = 0; i < n; ++i)
+        *(int *)v[i] = attr[i] == 2 ? 2 : 0;
+    return 0;
+}
 """
 
 GLUE = """\
@@ -138,6 +144,11 @@ def torch_standin() -> types.ModuleType:
 
         def data_ptr(self):
             return self._ptr
+
+        def get_device(self):
+            return self.device.index
+
+        is_cuda = property(lambda self: self.device.type == "cuda")
 
         @property
         def __cuda_array_interface__(self):  # as torch's: built on each read
