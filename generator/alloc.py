@@ -49,18 +49,33 @@ def current_stream(libs: Sequence[str], device: int | None) -> int:
 
 
 def current_stream_of(lib: str, device: int | None) -> int:
-    """current_stream([lib], device), with torch's function looked up once (a call's fast path)."""
+    """current_stream([lib], device), with the library's functions looked up once (a call's fast path)."""
     found = _QUERIES.get(lib)
     if found is None or sys.modules.get(lib) is not found[0]:
         mod = module(lib)
-        raw = getattr(getattr(mod, "_C", None), "_cuda_getCurrentRawStream", None) if lib == "torch" else None
-        if raw is None:
-            query = lambda device: current_stream([lib], device)  # noqa: E731
-        else:
-            get = mod.cuda.current_device
-            query = lambda device: int(raw(get() if device is None else device))  # noqa: E731
-        found = _QUERIES[lib] = (mod, query)
+        found = _QUERIES[lib] = (mod, _query(lib, mod))
     return found[1](device)
+
+
+def _query(lib: str, mod: Any) -> Callable[[int | None], int]:
+    """current_stream([lib], device) as a function of the device, made of `mod`'s functions."""
+    raw = getattr(getattr(mod, "_C", None), "_cuda_getCurrentRawStream", None) if lib == "torch" else None
+    if raw is not None:
+        get = mod.cuda.current_device
+        return lambda device: int(raw(get() if device is None else device))
+    if lib != "cupy":
+        return lambda device: current_stream([lib], device)
+    current = mod.cuda.get_current_stream
+
+    def cupy_stream(device: int | None) -> int:
+        if device is None:
+            return int(current().ptr)
+        try:
+            return int(current(device).ptr)
+        except TypeError:  # a CuPy whose get_current_stream takes no device
+            return current_stream(["cupy"], device)
+
+    return cupy_stream
 
 
 _QUERIES: dict[str, tuple[Any, Callable[[int | None], int]]] = {}  # library: (its module, the query)

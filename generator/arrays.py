@@ -296,7 +296,7 @@ Quick = tuple[int, tuple[Any, ...], "int | None", "int | None"]
 QuickReader = Callable[[Any, bool], "Quick | None"]
 
 
-def quick(kind: type) -> tuple[str, QuickReader | None, bool]:
+def quick(kind: type) -> tuple[str, QuickReader, bool]:
     """How a call reads arrays of a type quickly: (library, reader, whether the device it gives is
     the array's own `.device`).  The reader gives None where the array is for `read` (the
     slow path) to read, or to refuse with its error: a reader raises nothing.  Kept a type."""
@@ -306,7 +306,7 @@ def quick(kind: type) -> tuple[str, QuickReader | None, bool]:
     return found
 
 
-def _quick(kind: type) -> tuple[str, QuickReader | None, bool]:
+def _quick(kind: type) -> tuple[str, QuickReader, bool]:
     lib = _library(kind.__module__)
     reader = _reader(kind)
     if reader is _from_torch:
@@ -316,10 +316,14 @@ def _quick(kind: type) -> tuple[str, QuickReader | None, bool]:
         return lib, _quick_cupy, True
     if reader is _from_protocols and lib not in ("torch", "cupy"):
         return lib, _quick_cai, False
-    return lib, None, False
+    return lib, _quick_none, False
 
 
-_QUICK: dict[type, tuple[str, QuickReader | None, bool]] = {}
+_QUICK: dict[type, tuple[str, QuickReader, bool]] = {}
+
+
+def _quick_none(obj: Any, current: bool) -> "Quick | None":
+    return None  # arrays of the type: read by `read` alone
 
 
 def _quick_torch(t: Any, current: bool) -> "Quick | None":

@@ -182,6 +182,7 @@ class Quick:
 
 PLANS = 256  # plans kept a function (dropped all at once past it: calls of ever new shapes)
 _MISS: Any = object()  # the fast path's answer where the full path is to make the call (or refuse it)
+_QUICK = arrays._QUICK  # how arrays of a type are read quickly (arrays.quick fills it)
 
 
 class Wrapper:
@@ -251,11 +252,56 @@ class Wrapper:
         accumulate: bool = False,
         stream: object = None,
     ) -> Any:
-        if self.module._device_ok and len(inputs) == len(self._inputs):  # the fast path (a GPU found)
-            got = self._quick(inputs, out, init, accumulate, stream)
-            if got is not _MISS:
-                return got
-        return self._call(inputs, out, init, accumulate, stream)
+        """The fast path: where the arrays' quick key has a Quick, their pointers and devices are
+        checked (their element types, shapes and strides were, by the call that kept it) and the C
+        function called.  A key not seen yet: the full call (_call), which keeps it; and the full
+        call where the fast path cannot make the call (no GPU found yet, an array its quick
+        readers do not read, a check failed): it refuses the call with its error."""
+        if not self.module._device_ok or len(inputs) != len(self._inputs):
+            return self._call(inputs, out, init, accumulate, stream)
+        if out is None:
+            objs, given = inputs, None
+        elif self._one_out and not isinstance(out, (tuple, list)):
+            objs, given = (*inputs, out), self._all_given
+        else:
+            objs, given = _every_out(inputs, out, len(self._outputs)), self._all_given
+        host = self._host(out, init, accumulate) if init is not None or accumulate else None
+        got, key, lib = _quick_read(objs, given, stream is None)
+        if got is None:
+            return self._call(inputs, out, init, accumulate, stream)
+        if stream is not None:
+            handle = stream_handle(stream)
+        elif lib in alloc.ALLOCATES:  # the first input's device, as _first_device reads it (its own .device)
+            own = inputs and key[1][0] in alloc.ALLOCATES
+            handle = alloc.current_stream_of(lib, got[0][2] if own else _first_device(inputs))
+        else:
+            handle = 0
+        try:
+            q = self._quicks.get(key)
+        except TypeError:  # a CAI's field that is no tuple (a list): the full path reads it
+            return self._call(inputs, out, init, accumulate, stream)
+        if q is None:
+            return self._call(inputs, out, init, accumulate, stream, key)
+        placed = _placed(got, q)
+        if placed is None:
+            return self._call(inputs, out, init, accumulate, stream)
+        args, device = placed
+        if q.new:
+            objs = (*objs, *self._quick_new(q, got, args, lib, device, handle, stream is None))
+        if self.module._one_device:
+            self._quick_run(
+                q, args, got, 0 if device is None else device, handle, lib, stream is None, host, accumulate
+            )
+        else:
+            run = self._quick_run
+            self._on_device(device, lambda d: run(q, args, got, d, handle, lib, stream is None, host, accumulate))
+        return objs[q.outs[0]] if self._one_out else tuple([objs[k] for k in q.outs])
+
+    def _host(self, out: object, init: object, accumulate: bool) -> list[Any]:
+        """init= and accumulate= refused as the full path would (before anything is read); the
+        host values of init."""
+        _keywords(self.fn, out, init, accumulate)
+        return [host_value(self.fn, h, e, init) for _, h, e in self._at_host]
 
     def _call(
         self,
@@ -311,60 +357,19 @@ class Wrapper:
             return call.arrays[self._outputs[0].name].obj
         return tuple([call.arrays[ap.name].obj for ap in self._outputs])
 
-    def _quick(self, inputs: tuple[object, ...], out: object, init: object, accumulate: bool, stream: object) -> Any:
-        """The fast path: where the arrays' quick key has a Quick, their pointers and devices are
-        checked (their element types, shapes and strides were, by the call that kept it) and the C
-        function called; a key not seen yet: the full call, which keeps it; _MISS where the full
-        call is to make the call (or refuse it with its error)."""
-        if out is None:
-            objs, given = inputs, None
-        elif self._one_out and not isinstance(out, (tuple, list)):
-            objs, given = (*inputs, out), self._all_given
-        else:
-            objs, given = _every_out(inputs, out, len(self._outputs)), self._all_given
-        host = None
-        if init is not None or accumulate:  # refused here as the full path would, before anything is read
-            _keywords(self.fn, out, init, accumulate)
-            host = [host_value(self.fn, h, e, init) for _, h, e in self._at_host]
-        current = stream is None
-        got, key, lib = _quick_read(objs, given, current)
-        if got is None:
-            return _MISS
-        if not current:
-            handle = stream_handle(stream)
-        elif lib in alloc.ALLOCATES:  # the first input's device, as _first_device reads it
-            own = inputs and key[1][0] in alloc.ALLOCATES  # read from its own .device
-            handle = alloc.current_stream_of(lib, got[0][2] if own else _first_device(inputs))
-        else:
-            handle = 0
-        try:
-            q = self._quicks.get(key)
-        except TypeError:  # a CAI's field that is no tuple (a list): the full path reads it
-            return _MISS
-        if q is None:
-            return self._call(inputs, out, init, accumulate, stream, key)
-        device = _placed(got, q.align)
-        if device is _MISS:
-            return _MISS
-        if q.new:
-            objs = (*objs, *self._quick_new(q, got, lib, device, handle, current))
-        if self.module._one_device:
-            self._quick_run(q, got, 0 if device is None else device, handle, lib, current, host, accumulate)
-        else:
-            self._on_device(device, lambda d: self._quick_run(q, got, d, handle, lib, current, host, accumulate))
-        return objs[q.outs[0]] if self._one_out else tuple([objs[k] for k in q.outs])
-
     def _quick_new(
-        self, q: Quick, got: list[Any], lib: str, device: int | None, stream: int, current: bool
+        self, q: Quick, got: list[Any], args: list[Any], lib: str, device: int | None, stream: int, current: bool
     ) -> list[object]:
-        """The outputs not given, allocated; their pointers (and streams) added to `got`."""
+        """The outputs not given, allocated: their pointers put in `args`, their streams (CAI v3)
+        added to `got`."""
         made = []
-        for ap, shape, dtype in q.new:
+        for (ap, shape, dtype), k in zip(q.new, q.slots[len(q.align) :], strict=True):
             obj = alloc.new(lib, ap, shape, dtype, device)
             if lib in alloc.ALLOCATES:
-                got.append((alloc.pointer(obj), None, device, None))
+                args[k] = alloc.pointer(obj) or None
             else:
                 a = read(obj, ap.label, stream, current)
+                args[k] = a.ptr or None
                 got.append((a.ptr, None, a.device, a.stream))
             made.append(obj)
         return made
@@ -372,6 +377,7 @@ class Wrapper:
     def _quick_run(
         self,
         q: Quick,
+        args: list[Any],
         got: list[Any],
         device: int,
         stream: int,
@@ -380,12 +386,11 @@ class Wrapper:
         host: list[Any] | None,
         accumulate: bool,
     ) -> None:
-        """_run's work for a Quick: the producers' streams waited for, the workspace, the C call."""
-        c, _ = self._functions()
+        """_run's work for a Quick: the producers' streams waited for, the workspace, the C call
+        (`args`: the arrays' pointers in place)."""
+        c = self._c or self._functions()[0]
         m = self.module
-        args = q.args.copy()
-        for k, r in zip(q.slots, got, strict=True):  # (got: the arrays bound, then those allocated)
-            args[k] = r[0] or None
+        for r in got:
             if r[3] is not None and not alloc.same_stream(r[3], stream):  # CAI v3: valid on another stream
                 (m._runtime or m.runtime()).wait(stream, r[3])
         if q.nbytes:
@@ -544,8 +549,8 @@ def _quick_read(
     got, key, lib = [], [given], ""
     for obj in objs:
         kind = type(obj)
-        found = arrays._QUICK.get(kind) or arrays.quick(kind)
-        r = found[1](obj, current) if found[1] is not None else None
+        found = _QUICK.get(kind) or arrays.quick(kind)
+        r = found[1](obj, current)
         if r is None:
             return None, (), ""
         if not lib:
@@ -555,17 +560,20 @@ def _quick_read(
     return got, tuple(key), lib
 
 
-def _placed(got: list[Any], align: tuple[int, ...]) -> Any:
-    """Wrapper._placed's checks of pointers and devices, on quick reads: the arrays' device (None:
-    all empty), or _MISS where one fails (the full path raises its error)."""
+def _placed(got: list[Any], q: Quick) -> tuple[list[Any], int | None] | None:
+    """Wrapper._placed's checks of pointers and devices, on quick reads: the C arguments with the
+    arrays' pointers in place, and the arrays' device (None: all empty); None where a check fails
+    (the full path raises its error)."""
+    args = q.args.copy()
     device = None
-    for r, a in zip(got, align, strict=False):  # (got: and the outputs to allocate, not yet)
+    for r, k, a in zip(got, q.slots, q.align, strict=False):  # (slots: and those of the outputs to allocate)
         ptr, d = r[0], r[2]
         if ptr % a or (d is None and ptr) or (d is not None and device is not None and d != device):
-            return _MISS
+            return None
         if device is None:
             device = d
-    return device
+        args[k] = ptr or None
+    return args, device
 
 
 def _every_out(inputs: tuple[object, ...], out: object, n: int) -> tuple[object, ...]:
@@ -657,21 +665,21 @@ def _first_device(inputs: Sequence[object]) -> int | None:
 
 
 def host_value(fn: pymodel.Function, name: str, e: pymodel.Elem, value: object) -> Any:
-    """A host pointer's value (an exclusive scan's init): None (the identity), a number for a
-    numeric type, or bytes of the type's size."""
+    """A host pointer's value (an exclusive scan's init) from None (the identity), a number for a
+    numeric type, or bytes of the type's size: None, or what ctypes passes as its address."""
     if value is None:
         return None
     if isinstance(value, (bytes, bytearray, memoryview)):
         raw = bytes(value)
         if len(raw) != e.size:
             raise ValueError(f"{name}: {len(raw)} bytes for {e.c}, which has {e.size}")
-        return ctypes.cast(ctypes.create_string_buffer(raw, e.size), ctypes.c_void_p)
+        return ctypes.create_string_buffer(raw, e.size)  # passed as its address (ctypes.cast costs ~1 us)
     if e.kind == "struct":
         raise TypeError(f"{name}: a {e.c} is given as {e.size} bytes (bytes, or an array's .tobytes())")
     ctype = NUMERIC[(e.kind, e.size)]
     if not isinstance(value, (int, float)):
         raise TypeError(f"{name}: expected a number for {e.c}, got {type(value).__name__}")
-    return ctypes.cast(ctypes.pointer(ctype(value)), ctypes.c_void_p)
+    return ctypes.byref(ctype(value))
 
 
 NUMERIC: dict[tuple[str, int], Any] = {
