@@ -327,22 +327,31 @@ def _quick_none(obj: Any, current: bool) -> "Quick | None":
 
 
 def _quick_torch(t: Any, current: bool) -> "Quick | None":
-    dev = t.device
-    if dev.type != "cuda":
+    try:
+        dev = t.device
+        if dev.type != "cuda":
+            return None
+        return t.data_ptr(), ("torch", t.dtype, t.shape, t.stride()), dev.index or 0, None
+    except Exception:  # (a sparse tensor has no strides): `read` raises its error
         return None
-    return t.data_ptr(), ("torch", t.dtype, t.shape, t.stride()), dev.index or 0, None
 
 
 def _quick_torch_flags(t: Any, current: bool) -> "Quick | None":
-    if not t.is_cuda:
+    try:
+        if not t.is_cuda:
+            return None
+        return t.data_ptr(), ("torch", t.dtype, t.shape, t.stride()), t.get_device(), None
+    except Exception:
         return None
-    return t.data_ptr(), ("torch", t.dtype, t.shape, t.stride()), t.get_device(), None
 
 
 def _quick_cupy(x: Any, current: bool) -> "Quick | None":
     """On CuPy's current stream by its attributes; else by its CAI (the stream it names)."""
     if current:
-        return x.data.ptr, ("cupy", x.dtype, x.shape, x.strides), x.device.id, None
+        try:
+            return x.data.ptr, ("cupy", x.dtype, x.shape, x.strides), x.device.id, None
+        except Exception:
+            return None
     got = _cai_parts(x)
     if got is None:
         return None

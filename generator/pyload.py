@@ -255,9 +255,11 @@ class Wrapper:
         """The fast path: where the arrays' quick key has a Quick, their pointers and devices are
         checked (their element types, shapes and strides were, by the call that kept it) and the C
         function called.  A key not seen yet: the full call (_call), which keeps it; and the full
-        call where the fast path cannot make the call (no GPU found yet, an array its quick
-        readers do not read, a check failed): it refuses the call with its error."""
-        if not self.module._device_ok or len(inputs) != len(self._inputs):
+        call where the fast path cannot make the call (an array its quick readers do not read, a
+        check failed): it refuses the call with its error."""
+        if not self.module._device_ok:
+            self._find_device()
+        if len(inputs) != len(self._inputs):
             return self._call(inputs, out, init, accumulate, stream)
         if out is None:
             objs, given = inputs, None
@@ -297,6 +299,12 @@ class Wrapper:
             self._on_device(device, lambda d: run(q, args, got, d, handle, lib, stream is None, host, accumulate))
         return objs[q.outs[0]] if self._one_out else tuple([objs[k] for k in q.outs])
 
+    def _find_device(self) -> None:
+        """One clear error without a GPU, before anything is read (checked once a module)."""
+        m = self.module
+        cuda.require_device(self.fn.name)
+        m._device_ok, m._one_device = True, cuda.device_count() <= 1
+
     def _host(self, out: object, init: object, accumulate: bool) -> list[Any]:
         """init= and accumulate= refused as the full path would (before anything is read); the
         host values of init."""
@@ -316,9 +324,8 @@ class Wrapper:
         (a Plan's where one is kept); `key`: the arrays' quick key, kept once the call went
         through, for the fast path's next calls."""
         m, fn = self.module, self.fn
-        if not m._device_ok:  # one clear error without a GPU, before anything is read
-            cuda.require_device(fn.name)
-            m._device_ok, m._one_device = True, cuda.device_count() <= 1
+        if not m._device_ok:
+            self._find_device()
         if len(inputs) != len(self._inputs):
             raise TypeError(f"{fn.short}() takes {len(fn.inputs)} arrays ({fn.signature()}), got {len(inputs)}")
         if init is not None or accumulate:
@@ -365,7 +372,7 @@ class Wrapper:
         made = []
         for (ap, shape, dtype), k in zip(q.new, q.slots[len(q.align) :], strict=True):
             obj = alloc.new(lib, ap, shape, dtype, device)
-            if lib in alloc.ALLOCATES:
+            if lib == "torch" or (lib == "cupy" and current):  # what `read` gives: no stream to wait for
                 args[k] = alloc.pointer(obj) or None
             else:
                 a = read(obj, ap.label, stream, current)
