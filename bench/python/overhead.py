@@ -4,8 +4,9 @@
 compiled by the host's C compiler, each returning at once) and a stub CUDA driver (one device;
 every pointer device memory on device 0).  No kernel runs, so what is measured is the overhead a
 call adds on the host.  The cases marked "torch stand-in" pass a stand-in for torch (a module
-named torch with the few attributes the wrappers read, each a plain Python attribute): the path
-torch tensors take, less what torch's own attributes cost.
+named torch with the few attributes the wrappers read, torch's names made Python attributes,
+properties and methods): the path torch tensors take, with Python's cost of those attributes in
+place of torch's own.
 
     python3 bench/python/overhead.py [--calls N] [--repeat K] [--cc CC]
 
