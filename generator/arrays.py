@@ -296,30 +296,31 @@ Quick = tuple[int, tuple[Any, ...], "int | None", "int | None"]
 QuickReader = Callable[[Any, bool], "Quick | None"]
 
 
-def quick(kind: type) -> tuple[str, QuickReader, bool]:
-    """How a call reads arrays of a type quickly: (library, reader, whether the device it gives is
-    the array's own `.device`).  The reader gives None where the array is for `read` (the
-    slow path) to read, or to refuse with its error: a reader raises nothing.  Kept a type."""
+def quick(kind: type) -> tuple[str, QuickReader]:
+    """How a call reads arrays of a type quickly: (library, reader).  The reader gives None where
+    the array is for `read` (the full path) to read, or to refuse with its error: a reader raises
+    nothing.  The device a torch or CuPy reader (key tag "torch", "cupy") gives is the array's own
+    `.device`'s.  Kept a type."""
     found = _QUICK.get(kind)
     if found is None:
         found = _QUICK[kind] = _quick(kind)
     return found
 
 
-def _quick(kind: type) -> tuple[str, QuickReader, bool]:
+def _quick(kind: type) -> tuple[str, QuickReader]:
     lib = _library(kind.__module__)
     reader = _reader(kind)
     if reader is _from_torch:
         flags = hasattr(kind, "is_cuda") and hasattr(kind, "get_device")  # torch's: no device object made
-        return lib, _quick_torch_flags if flags else _quick_torch, True
+        return lib, _quick_torch_flags if flags else _quick_torch
     if reader is _from_cupy:
-        return lib, _quick_cupy, True
+        return lib, _quick_cupy
     if reader is _from_protocols and lib not in ("torch", "cupy"):
-        return lib, _quick_cai, False
-    return lib, _quick_none, False
+        return lib, _quick_cai
+    return lib, _quick_none
 
 
-_QUICK: dict[type, tuple[str, QuickReader, bool]] = {}
+_QUICK: dict[type, tuple[str, QuickReader]] = {}
 
 
 def _quick_none(obj: Any, current: bool) -> "Quick | None":

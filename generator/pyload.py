@@ -191,7 +191,9 @@ class Wrapper:
 
     A call's checks that depend on its arrays' shapes, strides and element types run once a
     combination of them (a Plan); those of the addresses and devices run every call.  The
-    workspace's size is asked of the C size function once a combination of sizes."""
+    workspace's size is asked of the C size function once a combination of sizes.  A call whose
+    arrays read, by their quick readers, as an earlier call's did takes the fast path (a Quick:
+    the Plan with the C arguments laid out); any other takes the full path, which raises the errors."""
 
     def __init__(self, module: Module, fn: pymodel.Function):
         self.module, self.fn = module, fn
@@ -273,8 +275,8 @@ class Wrapper:
             return self._call(inputs, out, init, accumulate, stream)
         if stream is not None:
             handle = stream_handle(stream)
-        elif lib in alloc.ALLOCATES:  # the first input's device, as _first_device reads it (its own .device)
-            own = inputs and key[1][0] in alloc.ALLOCATES
+        elif lib in alloc.ALLOCATES:  # on the first input's device, as _first_device reads it
+            own = inputs and key[1][0] in alloc.ALLOCATES  # read by torch's or CuPy's reader: its .device's
             handle = alloc.current_stream_of(lib, got[0][2] if own else _first_device(inputs))
         else:
             handle = 0
