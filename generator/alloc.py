@@ -61,8 +61,7 @@ def _query(lib: str, mod: Any) -> Callable[[int | None], int]:
     """current_stream([lib], device) as a function of the device, made of `mod`'s functions."""
     raw = getattr(getattr(mod, "_C", None), "_cuda_getCurrentRawStream", None) if lib == "torch" else None
     if raw is not None:
-        get = mod.cuda.current_device
-        return lambda device: int(raw(get() if device is None else device))
+        return lambda device: int(raw(mod.cuda.current_device() if device is None else device))
     if lib != "cupy":
         return lambda device: current_stream([lib], device)
     current = mod.cuda.get_current_stream

@@ -1041,3 +1041,39 @@ def test_pointer_device_asks_the_driver(tmp_path, monkeypatch, plural):
     lib = _stub_driver(tmp_path, plural)
     monkeypatch.setattr(cuda, "_driver", lambda: lib)
     assert cuda.pointer_device(1 << 30) == 1 and cuda.pointer_device(4096) is None
+
+
+def test_fast_path_switches_devices_with_several_gpus(faked, monkeypatch):
+    m, _ = faked
+    m2 = assocgen.load(m.folder)
+    m2._runtime = _RecordingRuntime(m2.lib(), [])
+    monkeypatch.setattr(cuda, "device_count", lambda: 2)
+    launched = []
+    monkeypatch.setattr(m2.reduce_sum_f32, "_functions", lambda: (lambda *a: launched.append(a) or 0, lambda n: 0))
+    out = Fake((1,), ptr=(1 << 30) + 64)
+    for _ in range(2):  # the full path, then the fast one
+        m2.reduce_sum_f32(Fake((1000,), ptr=1 << 30), out=out)
+    assert len(m2.reduce_sum_f32._quicks) == 1 and len(launched) == 2
+    assert m2._runtime.calls == [("get",), ("set", 1), ("set", 0)] * 2  # onto the arrays' device, and back
+
+
+def test_fast_path_with_torch_tensors(faked, monkeypatch):
+    """torch's current stream asked every call (on the input's device), outputs made by torch."""
+    m, calls = faked
+    torch, streams = _torch_standin(), []
+    torch._C = type(sys)("torch._C")
+    torch._C._cuda_getCurrentRawStream = lambda device: streams.append(device) or 7
+    torch.cuda = type(sys)("torch.cuda")
+    torch.cuda.current_device = lambda: 0
+    torch.float32, torch.device = "float32", lambda kind, index=None: (kind, index)
+    torch.empty = lambda shape, dtype, device: torch.Tensor(shape, ptr=(1 << 22) + 1024 * len(calls))
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(arrays, "_READERS", {})
+    monkeypatch.setattr(alloc, "_TORCH_DEVICES", {})
+    x = torch.Tensor((10,), device=("cuda", 0))
+    outs = [m.reduce_sum_f32(x) for _ in range(3)]
+    assert len(m.reduce_sum_f32._quicks) == 1 and [o.shape for o in outs] == [(1,)] * 3
+    assert [c[1:] for c in calls] == [(1 << 20, 10, (1 << 22) + 1024 * k, None, 0, 7) for k in range(3)]
+    assert set(streams) == {0}
+    with pytest.raises(ValueError, match="^in: the array is on the CPU"):
+        m.reduce_sum_f32(torch.Tensor((10,), device=("cpu", None)))
