@@ -313,8 +313,9 @@ def _quick(kind: type) -> tuple[str, QuickReader]:
     if reader is _from_torch:
         flags = hasattr(kind, "is_cuda") and hasattr(kind, "get_device")  # torch's: no device object made
         return lib, _quick_torch_flags if flags else _quick_torch
-    if reader is _from_cupy:
-        return lib, _quick_cupy
+    if reader is _from_cupy:  # x.data.device_id is x.device.id, without a Device made (CuPy's MemoryPointer)
+        memory = getattr(getattr(sys.modules.get("cupy"), "cuda", None), "memory", None)
+        return lib, _quick_cupy_ids if hasattr(getattr(memory, "MemoryPointer", None), "device_id") else _quick_cupy
     if reader is _from_protocols and lib not in ("torch", "cupy"):
         return lib, _quick_cai
     return lib, _quick_none
@@ -357,6 +358,16 @@ def _quick_cupy(x: Any, current: bool) -> "Quick | None":
     if got is None:
         return None
     return got[0], got[1], device_of(x, got[0], "cupy"), got[2]
+
+
+def _quick_cupy_ids(x: Any, current: bool) -> "Quick | None":
+    if current:
+        try:
+            data = x.data
+            return data.ptr, ("cupy", x.dtype, x.shape, x.strides), data.device_id, None
+        except Exception:
+            return None
+    return _quick_cupy(x, current)
 
 
 def _quick_cai(obj: Any, current: bool) -> "Quick | None":

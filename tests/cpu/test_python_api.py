@@ -1077,3 +1077,40 @@ def test_fast_path_with_torch_tensors(faked, monkeypatch):
     assert set(streams) == {0}
     with pytest.raises(ValueError, match="^in: the array is on the CPU"):
         m.reduce_sum_f32(torch.Tensor((10,), device=("cpu", None)))
+
+
+@pytest.mark.parametrize("ids", [False, True])
+def test_cupy_arrays_read_quickly(monkeypatch, ids):
+    """On CuPy's current stream by their attributes (the device from MemoryPointer.device_id where
+    CuPy has it), else by their CAI (its stream waited for)."""
+    cupy = type(sys)("cupy")
+
+    class MemoryPointer:
+        def __init__(self, ptr):
+            self.ptr = ptr
+
+    if ids:  # as CuPy's: an attribute of the class (a Cython readonly one)
+        MemoryPointer.device_id = property(lambda self: 1)
+
+    class ndarray(Fake):
+        def __init__(self, shape, ptr=1 << 20):
+            super().__init__(shape, "<u4", ptr, stream=77)
+            self.strides = arrays.contiguous(self.shape, 4)
+            self.dtype = "uint32"
+            self.data = MemoryPointer(ptr)
+            self.device = type("device", (), {"id": 1})()
+
+    ndarray.__module__ = "cupy"
+    cupy.ndarray = ndarray
+    if ids:
+        cupy.cuda = type(sys)("cupy.cuda")
+        cupy.cuda.memory = type(sys)("cupy.cuda.memory")
+        cupy.cuda.memory.MemoryPointer = MemoryPointer
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setattr(arrays, "_READERS", {})
+    monkeypatch.setattr(arrays, "_QUICK", {})
+    lib, reader = arrays.quick(ndarray)
+    x = ndarray((6, 2), ptr=4096)
+    assert lib == "cupy" and (reader is arrays._quick_cupy_ids) == ids
+    assert reader(x, True) == (4096, ("cupy", "uint32", (6, 2), (8, 4)), 1, None)
+    assert reader(x, False) == (4096, ("cai", "<u4", (6, 2), None, False), 1, 77)
