@@ -6,7 +6,7 @@ jax.jit, generator/jaxffi.py).
 
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .arrays import library
@@ -46,6 +46,38 @@ def current_stream(libs: Sequence[str], device: int | None) -> int:
             with cupy.cuda.Device(device):
                 return int(cupy.cuda.get_current_stream().ptr)
     return 0
+
+
+def current_stream_of(lib: str, device: int | None) -> int:
+    """current_stream([lib], device), with the library's functions looked up once (a call's fast path)."""
+    found = _QUERIES.get(lib)
+    if found is None or sys.modules.get(lib) is not found[0]:
+        mod = module(lib)
+        found = _QUERIES[lib] = (mod, _query(lib, mod))
+    return found[1](device)
+
+
+def _query(lib: str, mod: Any) -> Callable[[int | None], int]:
+    """current_stream([lib], device) as a function of the device, made of `mod`'s functions."""
+    raw = getattr(getattr(mod, "_C", None), "_cuda_getCurrentRawStream", None) if lib == "torch" else None
+    if raw is not None:
+        return lambda device: int(raw(mod.cuda.current_device() if device is None else device))
+    if lib != "cupy":
+        return lambda device: current_stream([lib], device)
+    current = mod.cuda.get_current_stream
+
+    def cupy_stream(device: int | None) -> int:
+        if device is None:
+            return int(current().ptr)
+        try:
+            return int(current(device).ptr)
+        except TypeError:  # a CuPy whose get_current_stream takes no device
+            return current_stream(["cupy"], device)
+
+    return cupy_stream
+
+
+_QUERIES: dict[str, tuple[Any, Callable[[int | None], int]]] = {}  # library: (its module, the query)
 
 
 def same_stream(a: int, b: int) -> bool:

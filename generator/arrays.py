@@ -285,3 +285,108 @@ def _dl_array(obj: object, name: str, capsule: object, t: DLTensor) -> Array:
     return Array(
         name, ptr, shape, strides, kind, itemsize, int(t.device.device_id), library(obj), False, None, obj, capsule
     )
+
+
+# ---- the quick readers: what a repeated call reads of an array ----
+
+# A quick read: (pointer, key, device, stream).  The key holds what the checks of shapes, strides
+# and element types read (the reader's tag first: the same values mean the same to one reader
+# alone), so a call whose keys were all seen before checks only the pointers and devices.
+Quick = tuple[int, tuple[Any, ...], "int | None", "int | None"]
+QuickReader = Callable[[Any, bool], "Quick | None"]
+
+
+def quick(kind: type) -> tuple[str, QuickReader]:
+    """How a call reads arrays of a type quickly: (library, reader).  The reader gives None where
+    the array is for `read` (the full path) to read, or to refuse with its error: a reader raises
+    nothing.  The device a torch or CuPy reader (key tag "torch", "cupy") gives is the array's own
+    `.device`'s.  Kept a type."""
+    found = _QUICK.get(kind)
+    if found is None:
+        found = _QUICK[kind] = _quick(kind)
+    return found
+
+
+def _quick(kind: type) -> tuple[str, QuickReader]:
+    lib = _library(kind.__module__)
+    reader = _reader(kind)
+    if reader is _from_torch:
+        flags = hasattr(kind, "is_cuda") and hasattr(kind, "get_device")  # torch's: no device object made
+        return lib, _quick_torch_flags if flags else _quick_torch
+    if reader is _from_cupy:  # x.data.device_id is x.device.id, without a Device made (CuPy's MemoryPointer)
+        memory = getattr(getattr(sys.modules.get("cupy"), "cuda", None), "memory", None)
+        return lib, _quick_cupy_ids if hasattr(getattr(memory, "MemoryPointer", None), "device_id") else _quick_cupy
+    if reader is _from_protocols and lib not in ("torch", "cupy"):
+        return lib, _quick_cai
+    return lib, _quick_none
+
+
+_QUICK: dict[type, tuple[str, QuickReader]] = {}
+
+
+def _quick_none(obj: Any, current: bool) -> "Quick | None":
+    return None  # arrays of the type: read by `read` alone
+
+
+def _quick_torch(t: Any, current: bool) -> "Quick | None":
+    try:
+        dev = t.device
+        if dev.type != "cuda":
+            return None
+        return t.data_ptr(), ("torch", t.dtype, t.shape, t.stride()), dev.index or 0, None
+    except Exception:  # (a sparse tensor has no strides): `read` raises its error
+        return None
+
+
+def _quick_torch_flags(t: Any, current: bool) -> "Quick | None":
+    try:
+        if not t.is_cuda:
+            return None
+        return t.data_ptr(), ("torch", t.dtype, t.shape, t.stride()), t.get_device(), None
+    except Exception:
+        return None
+
+
+def _quick_cupy(x: Any, current: bool) -> "Quick | None":
+    """On CuPy's current stream by its attributes; else by its CAI (the stream it names)."""
+    if current:
+        try:
+            return x.data.ptr, ("cupy", x.dtype, x.shape, x.strides), x.device.id, None
+        except Exception:
+            return None
+    got = _cai_parts(x)
+    if got is None:
+        return None
+    return got[0], got[1], device_of(x, got[0], "cupy"), got[2]
+
+
+def _quick_cupy_ids(x: Any, current: bool) -> "Quick | None":
+    if current:
+        try:
+            data = x.data
+            return data.ptr, ("cupy", x.dtype, x.shape, x.strides), data.device_id, None
+        except Exception:
+            return None
+    return _quick_cupy(x, current)
+
+
+def _quick_cai(obj: Any, current: bool) -> "Quick | None":
+    got = _cai_parts(obj)
+    if got is None:
+        return None
+    ptr = got[0]
+    return ptr, got[1], cuda.pointer_device(ptr) if ptr else None, got[2]
+
+
+def _cai_parts(obj: Any) -> tuple[int, tuple[Any, ...], int | None] | None:
+    """An array's CAI as (pointer, key, stream); None where `_from_cai` is to read it."""
+    try:
+        cai = obj.__cuda_array_interface__
+        if cai.get("version") not in (2, 3) or cai.get("mask") is not None:
+            return None
+        ptr, readonly = cai["data"]
+        key = ("cai", cai["typestr"], cai["shape"], cai.get("strides"), bool(readonly))
+        stream = cai.get("stream")
+        return int(ptr or 0), key, None if stream is None else int(stream)
+    except Exception:  # not a CAI dict (torch's CPU tensors raise): read the slow way
+        return None

@@ -8,6 +8,7 @@ import ctypes
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -115,6 +116,49 @@ def _pointer_attribute(ptr: int, attribute: int) -> int | None:
 def pointer_device(ptr: int) -> int | None:
     """The device a pointer's memory is on; None where the driver does not know it (host
     memory, no GPU)."""
+    lib = _driver()
+    if isinstance(lib, str):
+        return None
+    query = _POINTER_QUERIES.get(lib)
+    if query is None:
+        query = _POINTER_QUERIES[lib] = _pointer_query(lib)
+    return query(ptr)
+
+
+_POINTER_QUERIES: dict[ctypes.CDLL, Callable[[int], int | None]] = {}  # a driver's, made at its first pointer
+
+
+def _pointer_query(lib: ctypes.CDLL) -> Callable[[int], int | None]:
+    """pointer_device's question to one driver: both attributes in one cuPointerGetAttributes
+    (an address that is no CUDA pointer reads as memory type 0), into buffers kept a thread; or,
+    where the driver has no such function, cuPointerGetAttribute twice."""
+    try:
+        both = lib["cuPointerGetAttributes"]  # a function object of its own: its argtypes are ours
+    except AttributeError:
+        return _pointer_device_twice
+    both.argtypes = [ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64]  # addresses as ints: cheaper
+    both.restype = ctypes.c_int
+    attributes = (ctypes.c_int * 2)(_POINTER_MEMORY_TYPE, _POINTER_DEVICE_ORDINAL)
+    asked = ctypes.addressof(attributes)
+    local = threading.local()
+
+    def query(ptr: int) -> int | None:
+        held = getattr(local, "held", None)
+        if held is None:  # the values, and the array of their two addresses (kept alive here)
+            values = (ctypes.c_int * 2)()
+            at = ctypes.addressof(values)
+            where = (ctypes.c_void_p * 2)(at, at + ctypes.sizeof(ctypes.c_int))
+            held = local.held = (values, ctypes.addressof(where), where, attributes)
+        values = held[0]
+        values[0] = 0
+        if both(2, asked, held[1], ptr) != 0 or values[0] not in (MEMORY_DEVICE, MEMORY_UNIFIED):
+            return None
+        return values[1]
+
+    return query
+
+
+def _pointer_device_twice(ptr: int) -> int | None:
     if _pointer_attribute(ptr, _POINTER_MEMORY_TYPE) not in (MEMORY_DEVICE, MEMORY_UNIFIED):
         return None
     return _pointer_attribute(ptr, _POINTER_DEVICE_ORDINAL)

@@ -12,12 +12,12 @@ import ctypes
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import alloc, cuda, jaxffi, pybuild, pymodel
+from . import alloc, arrays, cuda, jaxffi, pybuild, pymodel
 from .arrays import Array, read
 from .cuda import CudaError, NoDeviceError
 from .pybuild import BuildError
@@ -165,7 +165,24 @@ class Call:
     device: int | None
 
 
+@dataclass(slots=True)
+class Quick:
+    """A Plan as a call's fast path uses it, kept a Wrapper by the call's quick key (what
+    generator/arrays.py's quick readers give of each array's element type, shape, strides and
+    writability, and which outputs out= gives): the C arguments with the sizes in place, each
+    array's argument and alignment, the outputs to allocate, those returned, the workspace's size."""
+
+    args: list[Any]
+    slots: tuple[int, ...]  # each array's C argument: those bound (the inputs, then out=), then those allocated
+    align: tuple[int, ...]
+    new: tuple[tuple[pymodel.ArrayParam, tuple[int, ...], str], ...]  # as the Plan's
+    outs: tuple[int, ...]  # each output's place among the arrays bound, then those allocated
+    nbytes: int
+
+
 PLANS = 256  # plans kept a function (dropped all at once past it: calls of ever new shapes)
+_MISS: Any = object()  # the fast path's answer where the full path is to make the call (or refuse it)
+_QUICK = arrays._QUICK  # how arrays of a type are read quickly (arrays.quick fills it)
 
 
 class Wrapper:
@@ -174,7 +191,9 @@ class Wrapper:
 
     A call's checks that depend on its arrays' shapes, strides and element types run once a
     combination of them (a Plan); those of the addresses and devices run every call.  The
-    workspace's size is asked of the C size function once a combination of sizes."""
+    workspace's size is asked of the C size function once a combination of sizes.  A call whose
+    arrays read, by their quick readers, as an earlier call's did takes the fast path (a Quick:
+    the Plan with the C arguments laid out); any other takes the full path, which raises the errors."""
 
     def __init__(self, module: Module, fn: pymodel.Function):
         self.module, self.fn = module, fn
@@ -187,6 +206,13 @@ class Wrapper:
         self._work_bytes: dict[tuple[int, ...], int] = {}
         self._order = _order(fn)
         self._bound: dict[tuple[bool, ...] | None, tuple[list[pymodel.ArrayParam], list[str]]] = {}
+        self._quicks: dict[tuple[Any, ...], Quick] = {}  # the fast path's, by the arrays' quick key
+        self._at = {name: k for k, (_, name) in enumerate(self._order)}  # each C argument's place
+        self._at_work, self._at_bytes, self._at_stream = (self._at.get(n, -1) for n in pymodel.WORKSPACE)
+        self._at_flags = tuple(self._at[f] for f in fn.flags)
+        self._at_host = tuple((self._at[h], h, e) for h, e in fn.host.items())
+        self._all_given = (True,) * len(self._outputs)
+        self._one_out = len(self._outputs) == 1
 
     def __repr__(self) -> str:
         return f"<assocgen function {self.fn.signature()}>"
@@ -228,10 +254,80 @@ class Wrapper:
         accumulate: bool = False,
         stream: object = None,
     ) -> Any:
+        """The fast path: where the arrays' quick key has a Quick, their pointers and devices are
+        checked (their element types, shapes and strides were, by the call that kept it) and the C
+        function called.  A key not seen yet: the full call (_call), which keeps it; and the full
+        call where the fast path cannot make the call (an array its quick readers do not read, a
+        check failed): it refuses the call with its error."""
+        if not self.module._device_ok:
+            self._find_device()
+        if len(inputs) != len(self._inputs):
+            return self._call(inputs, out, init, accumulate, stream)
+        if out is None:
+            objs, given = inputs, None
+        elif self._one_out and not isinstance(out, (tuple, list)):
+            objs, given = (*inputs, out), self._all_given
+        else:
+            objs, given = _every_out(inputs, out, len(self._outputs)), self._all_given
+        host = self._host(out, init, accumulate) if init is not None or accumulate else None
+        got, key, lib = _quick_read(objs, given, stream is None)
+        if got is None:
+            return self._call(inputs, out, init, accumulate, stream)
+        if stream is not None:
+            handle = stream_handle(stream)
+        elif lib in alloc.ALLOCATES:  # on the first input's device, as _first_device reads it
+            own = inputs and key[1][0] in alloc.ALLOCATES  # read by torch's or CuPy's reader: its .device's
+            handle = alloc.current_stream_of(lib, got[0][2] if own else _first_device(inputs))
+        else:
+            handle = 0
+        try:
+            q = self._quicks.get(key)
+        except TypeError:  # a CAI's field that is no tuple (a list): the full path reads it
+            return self._call(inputs, out, init, accumulate, stream)
+        if q is None:
+            return self._call(inputs, out, init, accumulate, stream, key)
+        placed = _placed(got, q)
+        if placed is None:
+            return self._call(inputs, out, init, accumulate, stream)
+        args, device = placed
+        if q.new:
+            objs = (*objs, *self._quick_new(q, got, args, lib, device, handle, stream is None))
+        if self.module._one_device:
+            self._quick_run(
+                q, args, got, 0 if device is None else device, handle, lib, stream is None, host, accumulate
+            )
+        else:
+            run = self._quick_run
+            self._on_device(device, lambda d: run(q, args, got, d, handle, lib, stream is None, host, accumulate))
+        return objs[q.outs[0]] if self._one_out else tuple([objs[k] for k in q.outs])
+
+    def _find_device(self) -> None:
+        """One clear error without a GPU, before anything is read (checked once a module)."""
+        m = self.module
+        cuda.require_device(self.fn.name)
+        m._device_ok, m._one_device = True, cuda.device_count() <= 1
+
+    def _host(self, out: object, init: object, accumulate: bool) -> list[Any]:
+        """init= and accumulate= refused as the full path would (before anything is read); the
+        host values of init."""
+        _keywords(self.fn, out, init, accumulate)
+        return [host_value(self.fn, h, e, init) for _, h, e in self._at_host]
+
+    def _call(
+        self,
+        inputs: tuple[object, ...],
+        out: object,
+        init: object,
+        accumulate: bool,
+        stream: object,
+        key: tuple[Any, ...] | None = None,
+    ) -> Any:
+        """A call the full way: every array read (generator/arrays.py's readers) and its checks
+        (a Plan's where one is kept); `key`: the arrays' quick key, kept once the call went
+        through, for the fast path's next calls."""
         m, fn = self.module, self.fn
-        if not m._device_ok:  # one clear error without a GPU, before anything is read
-            cuda.require_device(fn.name)
-            m._device_ok, m._one_device = True, cuda.device_count() <= 1
+        if not m._device_ok:
+            self._find_device()
         if len(inputs) != len(self._inputs):
             raise TypeError(f"{fn.short}() takes {len(fn.inputs)} arrays ({fn.signature()}), got {len(inputs)}")
         if init is not None or accumulate:
@@ -258,15 +354,89 @@ class Wrapper:
         arrays = [read(obj, label, handle, current) for obj, label in zip(objs, labels, strict=True)]
         plan = self._plans.get(_key(params, arrays))
         if plan is None:
-            call = self._first(params, arrays, lib, handle, current)
+            call, plan = self._first(params, arrays, lib, handle, current)
         else:
             call = self._placed(plan, params, arrays)
             for ap, shape, dtype in plan.new:
                 call.arrays[ap.name] = read(alloc.new(lib, ap, shape, dtype, call.device), ap.label, handle, current)
         self._launch(call, handle, init, accumulate, lib, current)
+        if key is not None:
+            self._keep_quick(key, plan, params)
         if len(self._outputs) == 1:
             return call.arrays[self._outputs[0].name].obj
         return tuple([call.arrays[ap.name].obj for ap in self._outputs])
+
+    def _quick_new(
+        self, q: Quick, got: list[Any], args: list[Any], lib: str, device: int | None, stream: int, current: bool
+    ) -> list[object]:
+        """The outputs not given, allocated: their pointers put in `args`, their streams (CAI v3)
+        added to `got`."""
+        made = []
+        for (ap, shape, dtype), k in zip(q.new, q.slots[len(q.align) :], strict=True):
+            obj = alloc.new(lib, ap, shape, dtype, device)
+            if lib == "torch" or (lib == "cupy" and current):  # what `read` gives: no stream to wait for
+                args[k] = alloc.pointer(obj) or None
+            else:
+                a = read(obj, ap.label, stream, current)
+                args[k] = a.ptr or None
+                got.append((a.ptr, None, a.device, a.stream))
+            made.append(obj)
+        return made
+
+    def _quick_run(
+        self,
+        q: Quick,
+        args: list[Any],
+        got: list[Any],
+        device: int,
+        stream: int,
+        lib: str,
+        current: bool,
+        host: list[Any] | None,
+        accumulate: bool,
+    ) -> None:
+        """_run's work for a Quick: the producers' streams waited for, the workspace, the C call
+        (`args`: the arrays' pointers in place)."""
+        c = self._c or self._functions()[0]
+        m = self.module
+        for r in got:
+            if r[3] is not None and not alloc.same_stream(r[3], stream):  # CAI v3: valid on another stream
+                (m._runtime or m.runtime()).wait(stream, r[3])
+        if q.nbytes:
+            kept = m._work.get((device, stream))
+            if kept is not None and kept[1] >= q.nbytes:
+                args[self._at_work], args[self._at_bytes] = kept[0], kept[1]
+            else:
+                args[self._at_work], args[self._at_bytes] = m.workspace(device, stream, q.nbytes, lib, current)
+        if self._at_stream >= 0:
+            args[self._at_stream] = stream or None
+        if host is not None:
+            for (k, _, _), value in zip(self._at_host, host, strict=True):
+                args[k] = value
+        if accumulate:
+            for k in self._at_flags:
+                args[k] = 1
+        rc = c(*args)
+        if rc:
+            (m._runtime or m.runtime()).check(self.fn.name, rc)
+
+    def _keep_quick(self, key: tuple[Any, ...], plan: Plan, params: Sequence[pymodel.ArrayParam]) -> None:
+        """A Quick of a call's Plan, kept by its arrays' quick key (`params`: the arrays bound)."""
+        _, size = self._functions()
+        sizes = tuple([plan.sizes[w] for w in self.fn.work])
+        nbytes = self._work_bytes.get(sizes)
+        if nbytes is None:
+            nbytes = self._work_bytes[sizes] = size(*sizes)
+        args = [
+            plan.sizes[name] if source == "size" else 0 if source == "flag" or name == "work_bytes" else None
+            for source, name in self._order
+        ]
+        names = [ap.name for ap in params] + [ap.name for ap, _, _ in plan.new]
+        slots = tuple([self._at[name] for name in names])
+        outs = tuple([names.index(ap.name) for ap in self._outputs])
+        if len(self._quicks) >= PLANS:
+            self._quicks.clear()
+        self._quicks[key] = Quick(args, slots, tuple(plan.align), tuple(plan.new), outs, nbytes)
 
     def _params(self, given: tuple[bool, ...] | None) -> tuple[list[pymodel.ArrayParam], list[str]]:
         """The parameters a call binds, and their labels: the inputs, then the outputs `given`
@@ -280,7 +450,7 @@ class Wrapper:
 
     def _first(
         self, params: Sequence[pymodel.ArrayParam], arrays: list[Array], lib: str, stream: int, current: bool
-    ) -> Call:
+    ) -> tuple[Call, Plan]:
         """The first call of its shapes, strides and types: every check, the outputs not given
         allocated and bound (their pitches are sizes), and the Plan kept for the next ones."""
         b = pymodel.Binding(self.fn, strict=True)
@@ -297,8 +467,8 @@ class Wrapper:
         align = [_alignment(ap, a) for ap, a in zip(params, arrays, strict=True)]
         if len(self._plans) >= PLANS:
             self._plans.clear()
-        self._plans[key] = Plan(dict(b.sizes), b.dropped, new, align)
-        return Call(b.sizes, b.arrays, b.device)
+        plan = self._plans[key] = Plan(dict(b.sizes), b.dropped, new, align)
+        return Call(b.sizes, b.arrays, b.device), plan
 
     def _placed(self, plan: Plan, params: Sequence[pymodel.ArrayParam], arrays: list[Array]) -> Call:
         """A call of a plan's shapes, strides and types: the addresses' and devices' checks alone
@@ -320,20 +490,25 @@ class Wrapper:
         raise AssertionError("an address or device refused, yet every check passed")  # not reached
 
     def _launch(self, b: Call, stream: int, init: object, accumulate: bool, lib: str, current: bool) -> None:
-        """On the arrays' device (switched to and back where there are several GPUs): the C call."""
+        """On the arrays' device: the C call."""
+        self._on_device(b.device, lambda device: self._run(b, device, stream, init, accumulate, lib, current))
+
+    def _on_device(self, device: int | None, run: Callable[[int], None]) -> None:
+        """run(device) on the arrays' `device` (None: every array empty (NULL): the current one),
+        switched to and back where there are several GPUs."""
         m = self.module
         if m._one_device:
-            self._run(b, 0 if b.device is None else b.device, stream, init, accumulate, lib, current)
+            run(0 if device is None else device)
             return
         rt = m.runtime()
-        device = m.device_for(b.device)  # None: every array empty (NULL): the current one
+        on = m.device_for(device)
         before = rt.get_device()
-        if before == device:
-            self._run(b, device, stream, init, accumulate, lib, current)
+        if before == on:
+            run(on)
             return
-        rt.set_device(device)
+        rt.set_device(on)
         try:
-            self._run(b, device, stream, init, accumulate, lib, current)
+            run(on)
         finally:
             rt.set_device(before)
 
@@ -372,6 +547,50 @@ class Wrapper:
             else:
                 args.append(host_value(self.fn, name, self.fn.host[name], init))
         return args
+
+
+def _quick_read(
+    objs: Sequence[object], given: tuple[bool, ...] | None, current: bool
+) -> tuple[list[Any] | None, tuple[Any, ...], str]:
+    """The arrays by their quick readers (generator/arrays.py): each one's (pointer, key, device,
+    stream), the call's quick key (`given`, then each array's key), their library (the first's
+    that has one); None where one is for the full path."""
+    got, key, lib = [], [given], ""
+    for obj in objs:
+        kind = type(obj)
+        found = _QUICK.get(kind) or arrays.quick(kind)
+        r = found[1](obj, current)
+        if r is None:
+            return None, (), ""
+        if not lib:
+            lib = found[0]
+        got.append(r)
+        key.append(r[1])
+    return got, tuple(key), lib
+
+
+def _placed(got: list[Any], q: Quick) -> tuple[list[Any], int | None] | None:
+    """Wrapper._placed's checks of pointers and devices, on quick reads: the C arguments with the
+    arrays' pointers in place, and the arrays' device (None: all empty); None where a check fails
+    (the full path raises its error)."""
+    args = q.args.copy()
+    device = None
+    for r, k, a in zip(got, q.slots, q.align, strict=False):  # (slots: and those of the outputs to allocate)
+        ptr, d = r[0], r[2]
+        if ptr % a or (d is None and ptr) or (d is not None and device is not None and d != device):
+            return None
+        if device is None:
+            device = d
+        args[k] = ptr or None
+    return args, device
+
+
+def _every_out(inputs: tuple[object, ...], out: object, n: int) -> tuple[object, ...]:
+    """The arrays of a call whose out= gives every output as a tuple (or list); (None,) where it
+    does not (no quick reader reads None: the full path makes the call, or raises its error)."""
+    if not isinstance(out, (tuple, list)) or len(out) != n or any(o is None for o in out):
+        return (None,)
+    return (*inputs, *out)
 
 
 def _order(fn: pymodel.Function) -> tuple[tuple[str, str], ...]:
@@ -455,21 +674,21 @@ def _first_device(inputs: Sequence[object]) -> int | None:
 
 
 def host_value(fn: pymodel.Function, name: str, e: pymodel.Elem, value: object) -> Any:
-    """A host pointer's value (an exclusive scan's init): None (the identity), a number for a
-    numeric type, or bytes of the type's size."""
+    """A host pointer's value (an exclusive scan's init) from None (the identity), a number for a
+    numeric type, or bytes of the type's size: None, or what ctypes passes as its address."""
     if value is None:
         return None
     if isinstance(value, (bytes, bytearray, memoryview)):
         raw = bytes(value)
         if len(raw) != e.size:
             raise ValueError(f"{name}: {len(raw)} bytes for {e.c}, which has {e.size}")
-        return ctypes.cast(ctypes.create_string_buffer(raw, e.size), ctypes.c_void_p)
+        return ctypes.create_string_buffer(raw, e.size)  # passed as its address (ctypes.cast costs ~1 us)
     if e.kind == "struct":
         raise TypeError(f"{name}: a {e.c} is given as {e.size} bytes (bytes, or an array's .tobytes())")
     ctype = NUMERIC[(e.kind, e.size)]
     if not isinstance(value, (int, float)):
         raise TypeError(f"{name}: expected a number for {e.c}, got {type(value).__name__}")
-    return ctypes.cast(ctypes.pointer(ctype(value)), ctypes.c_void_p)
+    return ctypes.byref(ctype(value))
 
 
 NUMERIC: dict[tuple[str, int], Any] = {

@@ -4,8 +4,9 @@
 compiled by the host's C compiler, each returning at once) and a stub CUDA driver (one device;
 every pointer device memory on device 0).  No kernel runs, so what is measured is the overhead a
 call adds on the host.  The cases marked "torch stand-in" pass a stand-in for torch (a module
-named torch with the few attributes the wrappers read, each a plain Python attribute): the path
-torch tensors take, less what torch's own attributes cost.
+named torch with the few attributes the wrappers read, torch's names made Python attributes,
+properties and methods): the path torch tensors take, with Python's cost of those attributes in
+place of torch's own.
 
     python3 bench/python/overhead.py [--calls N] [--repeat K] [--cc CC]
 
@@ -69,6 +70,12 @@ int cuInit(unsigned f) { return 0; }
 int cuDeviceGetCount(int *n) { *n = 1; return 0; }
 int cuGetErrorName(int e, const char **s) { *s = "CUDA_ERROR_STUB"; return 0; }
 int cuPointerGetAttribute(void *v, int attr, unsigned long long p) { *(int *)v = attr == 2 ? 2 : 0; return 0; }
+int cuPointerGetAttributes(unsigned n, int *attr, void **v, unsigned long long p)
+{
+    for (unsigned i = 0; i < n; ++i)
+        *(int *)v[i] = attr[i] == 2 ? 2 : 0;
+    return 0;
+}
 """
 
 GLUE = """\
@@ -138,6 +145,11 @@ def torch_standin() -> types.ModuleType:
 
         def data_ptr(self):
             return self._ptr
+
+        def get_device(self):
+            return self.device.index
+
+        is_cuda = property(lambda self: self.device.type == "cuda")
 
         @property
         def __cuda_array_interface__(self):  # as torch's: built on each read

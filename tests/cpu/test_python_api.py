@@ -5,6 +5,7 @@ call gives where there is no GPU."""
 
 import ctypes
 import json
+import shutil
 import subprocess
 import sys
 
@@ -935,3 +936,181 @@ def test_a_bad_init_makes_nothing(full_module):
     assert made == [] and calls == []
     m.exscan_mat2mul_mat2u(Fake((5, 4), "<u4"), init=bytes(16))
     assert made == [("out", (5, 4), "u4")] and len(calls) == 1
+
+
+# ---- the fast path: a call whose arrays read as before, with the full path's checks and arguments ----
+
+
+def test_fast_path_gives_the_full_paths_arguments(full_module, monkeypatch):
+    m, calls, _ = full_module
+    cases = [
+        (m.reduce_sum_f32, (Fake((1000,)),), dict(out=Fake((1,), ptr=1 << 21))),
+        (m.rows_scan_sum_f32, (Fake((3, 5), strides=(32, 4)),), dict(out=Fake((3, 5), ptr=1 << 21), stream=5)),
+        (m.segreduce_sum_f32, (Fake((9,)), Fake((4,), "<i4", ptr=1 << 21)), dict(out=[Fake((3,), ptr=1 << 22)])),
+        (
+            m.matmul_plus_times_f32,
+            (Fake((4, 6)), Fake((6, 3), ptr=1 << 21)),
+            dict(out=Fake((4, 3), ptr=1 << 22), accumulate=True),
+        ),
+        (
+            m.reduce_sum_f32_by_i32,
+            (Fake((9,)), Fake((9,), "<i4", ptr=1 << 21)),
+            dict(out=(Fake((9,), ptr=1 << 22), Fake((9,), "<i4", ptr=1 << 23), Fake((1,), "<u8", ptr=1 << 24))),
+        ),
+        (m.exscan_mat2mul_mat2u, (Fake((5, 4), "<u4"),), dict(out=Fake((5, 4), "<u4", ptr=1 << 21), init=bytes(16))),
+    ]
+    full_calls = []
+    for w, inputs, kw in cases:
+        full = w._call
+        monkeypatch.setattr(w, "_call", lambda *a, full=full, **k: full_calls.append(a) or full(*a, **k))
+        results = [w(*inputs, **kw) for _ in range(2)]
+        assert len(full_calls) == 1 and len(w._quicks) == 1, w.fn.short  # the second call: the fast path
+        full_calls.clear()
+        assert results[0] is results[1] or results[0] == results[1]
+        first, second = ([bytes(a) if isinstance(a, ctypes.Array) else a for a in c[1]] for c in calls[-2:])
+        assert first == second, w.fn.short
+
+
+def test_fast_path_refuses_as_the_full_path(faked):
+    m, calls = faked
+    w, out = m.reduce_sum_f32, Fake((1,), ptr=1 << 21)
+    w(Fake((1000,)), out=out)
+    with pytest.raises(TypeError, match="^stream: expected a stream handle"):
+        w(Fake((1000,)), out=out, stream="s")
+    with pytest.raises(TypeError, match="^reduce_sum_f32: takes no init="):
+        w(Fake((1000,)), out=out, init=1.0)
+    with pytest.raises(TypeError, match=r"^reduce_sum_f32\(\) takes 1 arrays"):
+        w(Fake((1000,)), Fake((1000,)), out=out)
+    with pytest.raises(TypeError, match="^in: __cuda_array_interface__ version 1"):
+        w(Fake((1000,), version=1), out=out)
+    with pytest.raises(TypeError, match="^in: expected a CUDA array"):
+        w(None, out=out)
+    assert len([c for c in calls if c[0] == "reduce_sum_f32"]) == 1  # the first call's alone
+
+
+def test_fast_path_reads_a_cai_of_lists(faked):
+    """A CAI whose shape is a list (no key of it): the full path, every call."""
+    m, calls = faked
+    w, x, out = m.reduce_sum_f32, Fake((10,)), Fake((1,), ptr=1 << 21)
+    x.__cuda_array_interface__["shape"] = [10]
+    for _ in range(2):
+        w(x, out=out)
+    assert [c[2] for c in calls if c[0] == "reduce_sum_f32"] == [10, 10] and not w._quicks
+
+
+def test_torch_tensors_read_quickly(monkeypatch):
+    torch = _torch_standin()
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(arrays, "_READERS", {})
+    monkeypatch.setattr(arrays, "_QUICK", {})
+
+    class Flagged(torch.Tensor):  # torch's own: is_cuda and get_device, no device object made
+        is_cuda = property(lambda self: self.device.type == "cuda")
+
+        def get_device(self):
+            return self.device.index if self.is_cuda else -1
+
+    Flagged.__module__ = "torch"
+    for kind in (torch.Tensor, Flagged):
+        t = kind((4, 3), strides=(5, 1), device=("cuda", 1), ptr=4096)
+        ptr, key, device, stream = arrays.quick(kind)[1](t, True)
+        assert (ptr, key[0], key[2], key[3], device, stream) == (4096, "torch", (4, 3), (5, 1), 1, None)
+        assert arrays.quick(kind)[0] == "torch"
+        assert arrays.quick(kind)[1](kind((2,), device=("cpu", None)), True) is None  # for `read` to refuse
+    assert arrays.quick(Flagged)[1] is not arrays.quick(torch.Tensor)[1]
+
+
+def _stub_driver(tmp_path, plural):
+    """A driver whose pointers from 1 << 30 are device memory on device 1, below host memory."""
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    source = tmp_path / f"driver{int(plural)}.c"
+    text = "int cuPointerGetAttribute(int *v, int a, unsigned long long p)\n"
+    text += "{ *v = a == 2 ? (p >= (1ull << 30) ? 2 : 1) : 1; return 0; }\n"
+    if plural:
+        text += "int cuPointerGetAttributes(unsigned n, int *a, void **v, unsigned long long p)\n"
+        text += "{ for (unsigned i = 0; i < n; ++i) cuPointerGetAttribute(v[i], a[i], p); return 0; }\n"
+    source.write_text(text)
+    subprocess.run([cc, "-shared", "-fPIC", source, "-o", source.with_suffix(".so")], check=True)
+    return ctypes.CDLL(str(source.with_suffix(".so")))
+
+
+@pytest.mark.parametrize("plural", [True, False])
+def test_pointer_device_asks_the_driver(tmp_path, monkeypatch, plural):
+    lib = _stub_driver(tmp_path, plural)
+    monkeypatch.setattr(cuda, "_driver", lambda: lib)
+    assert cuda.pointer_device(1 << 30) == 1 and cuda.pointer_device(4096) is None
+
+
+def test_fast_path_switches_devices_with_several_gpus(faked, monkeypatch):
+    m, _ = faked
+    m2 = assocgen.load(m.folder)
+    m2._runtime = _RecordingRuntime(m2.lib(), [])
+    monkeypatch.setattr(cuda, "device_count", lambda: 2)
+    launched = []
+    monkeypatch.setattr(m2.reduce_sum_f32, "_functions", lambda: (lambda *a: launched.append(a) or 0, lambda n: 0))
+    out = Fake((1,), ptr=(1 << 30) + 64)
+    for _ in range(2):  # the full path, then the fast one
+        m2.reduce_sum_f32(Fake((1000,), ptr=1 << 30), out=out)
+    assert len(m2.reduce_sum_f32._quicks) == 1 and len(launched) == 2
+    assert m2._runtime.calls == [("get",), ("set", 1), ("set", 0)] * 2  # onto the arrays' device, and back
+
+
+def test_fast_path_with_torch_tensors(faked, monkeypatch):
+    """torch's current stream asked every call (on the input's device), outputs made by torch."""
+    m, calls = faked
+    torch, streams = _torch_standin(), []
+    torch._C = type(sys)("torch._C")
+    torch._C._cuda_getCurrentRawStream = lambda device: streams.append(device) or 7
+    torch.cuda = type(sys)("torch.cuda")
+    torch.cuda.current_device = lambda: 0
+    torch.float32, torch.device = "float32", lambda kind, index=None: (kind, index)
+    torch.empty = lambda shape, dtype, device: torch.Tensor(shape, ptr=(1 << 22) + 1024 * len(calls))
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(arrays, "_READERS", {})
+    monkeypatch.setattr(alloc, "_TORCH_DEVICES", {})
+    x = torch.Tensor((10,), device=("cuda", 0))
+    outs = [m.reduce_sum_f32(x) for _ in range(3)]
+    assert len(m.reduce_sum_f32._quicks) == 1 and [o.shape for o in outs] == [(1,)] * 3
+    assert [c[1:] for c in calls] == [(1 << 20, 10, (1 << 22) + 1024 * k, None, 0, 7) for k in range(3)]
+    assert set(streams) == {0}
+    with pytest.raises(ValueError, match="^in: the array is on the CPU"):
+        m.reduce_sum_f32(torch.Tensor((10,), device=("cpu", None)))
+
+
+@pytest.mark.parametrize("ids", [False, True])
+def test_cupy_arrays_read_quickly(monkeypatch, ids):
+    """On CuPy's current stream by their attributes (the device from MemoryPointer.device_id where
+    CuPy has it), else by their CAI (its stream waited for)."""
+    cupy = type(sys)("cupy")
+
+    class MemoryPointer:
+        def __init__(self, ptr):
+            self.ptr = ptr
+
+    if ids:  # as CuPy's: an attribute of the class (a Cython readonly one)
+        MemoryPointer.device_id = property(lambda self: 1)
+
+    class ndarray(Fake):
+        def __init__(self, shape, ptr=1 << 20):
+            super().__init__(shape, "<u4", ptr, stream=77)
+            self.strides = arrays.contiguous(self.shape, 4)
+            self.dtype = "uint32"
+            self.data = MemoryPointer(ptr)
+            self.device = type("device", (), {"id": 1})()
+
+    ndarray.__module__ = "cupy"
+    cupy.ndarray = ndarray
+    if ids:
+        cupy.cuda = type(sys)("cupy.cuda")
+        cupy.cuda.memory = type(sys)("cupy.cuda.memory")
+        cupy.cuda.memory.MemoryPointer = MemoryPointer
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setattr(arrays, "_READERS", {})
+    monkeypatch.setattr(arrays, "_QUICK", {})
+    lib, reader = arrays.quick(ndarray)
+    x = ndarray((6, 2), ptr=4096)
+    assert lib == "cupy" and (reader is arrays._quick_cupy_ids) == ids
+    assert reader(x, True) == (4096, ("cupy", "uint32", (6, 2), (8, 4)), 1, None)
+    assert reader(x, False) == (4096, ("cai", "<u4", (6, 2), None, False), 1, 77)
