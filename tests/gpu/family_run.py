@@ -16,7 +16,7 @@ import argparse
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,8 +126,9 @@ def main(here: Path, family: str, header: str, cases, sanitized, openmp: bool = 
 
 def sanitize(exe: Path, names, out: Path, jobs: int, tools=("memcheck", "racecheck"), driver_args=None) -> int:
     """The named instances under each of compute-sanitizer's `tools` (memcheck and racecheck), several
-    at once (each is slow, mostly on the CPU), printed in order; logs under `out`. The driver runs
-    with `driver_args(name)`, by default the instance's quick cases (`--quick --only NAME`)."""
+    at once (each is slow, mostly on the CPU), each printed and its log written under `out` as it
+    ends (so a run cut short by a time limit keeps what finished). The driver runs with
+    `driver_args(name)`, by default the instance's quick cases (`--quick --only NAME`)."""
     if not names:
         return 0
     width, rc = max(map(len, names)), 0
@@ -140,7 +141,9 @@ def sanitize(exe: Path, names, out: Path, jobs: int, tools=("memcheck", "raceche
         return subprocess.run(cmd, capture_output=True, text=True)
 
     with ThreadPoolExecutor(max_workers=min(8, jobs)) as pool:
-        for (tool, name), r in zip(runs, pool.map(one, runs), strict=True):
+        started = {pool.submit(one, run): run for run in runs}
+        for done in as_completed(started):
+            (tool, name), r = started[done], done.result()
             (out / f"{tool}-{name}.log").write_text(r.stdout + r.stderr)
             summary = [ln for ln in (r.stdout + r.stderr).splitlines() if "SUMMARY" in ln or "passed," in ln]
             print(f"{tool:9s} {name:{width}s} rc={r.returncode} {' | '.join(summary)}", flush=True)
