@@ -382,7 +382,7 @@ def _cai_parts(obj: Any) -> tuple[int, tuple[Any, ...], int | None] | None:
     """An array's CAI as (pointer, key, stream); None where `_from_cai` is to read it."""
     try:
         cai = obj.__cuda_array_interface__
-        if cai.get("version") not in (2, 3) or cai.get("mask") is not None:
+        if not isinstance(cai, dict) or cai.get("version") not in (2, 3) or cai.get("mask") is not None:
             return None
         ptr, readonly = cai["data"]
         key = ("cai", cai["typestr"], cai["shape"], cai.get("strides"), bool(readonly))

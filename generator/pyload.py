@@ -61,6 +61,9 @@ class Module:
         self._one_device = True  # one GPU (or none seen yet): no device to switch to
         # (device, stream): (pointer, bytes, the library's array holding it or None: cudaMalloc's)
         self._work: dict[tuple[int, int], tuple[int, int, Any]] = {}
+        # workspaces outgrown: kept until release(), since a call on another thread may have read
+        # one's pointer just before it was replaced (at most the size of the one that replaced it)
+        self._retired: list[tuple[int, int, int, Any]] = []  # (device, stream, pointer, holder)
         types = {c: pymodel.elem(t) for c, t in self.description["types"].items()}
         self.functions: dict[str, Wrapper] = {}
         for f in self.description["functions"]:
@@ -114,22 +117,23 @@ class Module:
             ptr, size, keep = self._work.get((device, stream), (0, 0, None))
             if size >= nbytes:
                 return ptr, size
-            rt = self.runtime()
-            if ptr and keep is None:  # ours: freed once the stream's calls that use it are done
-                rt.synchronize(stream)
-                rt.free(ptr)
+            if ptr:  # outgrown: freed by release() (a call may hold its pointer still)
+                self._retired.append((device, stream, ptr, keep))
             self._work.pop((device, stream), None)
             size = max(nbytes, 2 * size)
             keep = alloc.zeros(lib, device, size)
-            ptr = alloc.pointer(keep) if keep is not None else rt.malloc_zeroed(size, stream)
+            ptr = alloc.pointer(keep) if keep is not None else self.runtime().malloc_zeroed(size, stream)
             self._work[(device, stream)] = (ptr, size, keep)
             return ptr, size
 
     def release(self) -> None:
-        """Free the workspaces (after the calls on their streams are done); the next call makes one again."""
+        """Free the workspaces (after the calls on their streams are done); the next call makes one
+        again.  Not while another thread calls this module's functions."""
         with self._lock:
             ours = [(d, s, p) for (d, s), (p, _, keep) in self._work.items() if keep is None]
+            ours += [(d, s, p) for d, s, p, keep in self._retired if keep is None]
             self._work.clear()
+            self._retired.clear()
             if not ours:
                 return
             rt = self.runtime()

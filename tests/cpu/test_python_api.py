@@ -1114,3 +1114,54 @@ def test_cupy_arrays_read_quickly(monkeypatch, ids):
     assert lib == "cupy" and (reader is arrays._quick_cupy_ids) == ids
     assert reader(x, True) == (4096, ("cupy", "uint32", (6, 2), (8, 4)), 1, None)
     assert reader(x, False) == (4096, ("cai", "<u4", (6, 2), None, False), 1, 77)
+
+
+def test_an_outgrown_workspace_is_freed_by_release_alone(tmp_path, monkeypatch):
+    """A call on another thread may have read the workspace's pointer just before a bigger call
+    replaced it: the old one stays allocated until release()."""
+    (tmp_path / pybuild.DESCRIPTION).write_text(json.dumps(pybuild.describe(pybuild.read_spec(_full_spec_text()))))
+    m = pyload.Module(tmp_path)
+    log: list = []
+
+    class Runtime:
+        def get_device(self):
+            return 0
+
+        def check(self, f, c):
+            assert c == 0
+
+        def synchronize(self, s):
+            log.append(("sync", s))
+
+        def free(self, p):
+            log.append(("free", p))
+
+        def malloc_zeroed(self, n, s):
+            p = (1 << 40) + len(log) * (1 << 20)
+            log.append(("malloc", p))
+            return p
+
+    m._runtime = Runtime()
+    monkeypatch.setattr(cuda, "require_device", lambda function="": None)
+    monkeypatch.setattr(cuda, "pointer_device", lambda ptr: 0)
+    w = m.reduce_sum_f32
+    w._functions = lambda: (lambda *a: log.append(("launch", a[3])) or 0, lambda n: 64 * n)
+    out = Fake((1,), ptr=1 << 21)
+    w(Fake((10,)), out=out, stream=5)
+    first = [p for k, p in log if k == "malloc"][0]
+
+    class Racy(dict):  # the bigger call lands between this call's lookup and its launch
+        fired = False
+
+        def get(self, k, d=None):
+            v = dict.get(self, k, d)
+            if not Racy.fired and k == (0, 5):
+                Racy.fired = True
+                w(Fake((1000,)), out=out, stream=5)
+            return v
+
+    m._work = Racy(m._work)
+    w(Fake((10,)), out=out, stream=5)
+    assert ("launch", first) in log and ("free", first) not in log
+    m.release()
+    assert ("free", first) in log and len([e for e in log if e[0] == "free"]) == 2
