@@ -48,7 +48,7 @@ def test_inputs_of_one_size_load_as_words_together_and_narrower_ones_element_by_
     assert "raw0[j] = src0[" in wsum and "src1" not in wsum and "src2" not in wsum
     assert re.search(r"x1\[j \* 2 \+ e\] = in1\[base \+ ", wsum) and re.search(r"x2\[j \* 2 \+ e\] = in2\[", wsum)
     assert "((uintptr_t)d_in0 & 15) == 0" in wsum
-    assert "ag_op_lift(x0[j * 2 + e], x1[j * 2 + e], x2[j * 2 + e], " in wsum
+    assert "ag_op_lift(x0[j * 2 + e], x1[j * 2 + e], x2[j * 2 + e], " in " ".join(wsum.split())  # a wrapped line
     assert "ag_op_lift(in0[i], in1[i], in2[i], i)" in wsum  # the tail
 
 

@@ -116,7 +116,9 @@ def test_past_the_split_size_long_segments_go_to_the_split_kernel():
     assert large.count(f"if (split != NULL && hi - lo > {c}) {{") == len([e for e in sp.blocks if not e[2]])
     # another function's data in the workspace: a mark counts only where its segment bears it out,
     # and the marking kernel zeroes the segment's counter
-    assert f"if (hi - lo > {c} && (k == 0 ? lo <= h * {c} && h * {c} < hi : lo > h * {c} && lo < (h + 1) * {c}))" in src
+    flat = " ".join(src.split())  # (the printer breaks the condition across lines)
+    mark = f"(k == 0 ? lo <= h * {c} && h * {c} < hi : lo > h * {c} && lo < (h + 1) * {c})"
+    assert f"if (hi - lo > {c} && {mark})" in flat
     assert f"ag_span_counts(split, ag_span_chunks(n))[lo / {c}] = 0;" in src
     # the last block of a segment folds its pieces in chunk order and zeroes its counter
     assert '"atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(done) : "l"(counts + c0) : "memory");' in src
