@@ -45,10 +45,10 @@ def fit(text: str, width: int = WIDTH) -> str:
         is_macro = macro or line.lstrip().startswith("#")
         macro = is_macro and line.endswith("\\")
         after_splice, spliced = spliced and not is_macro, line.endswith("\\")
+        alone = all(k == "comment" or not line[a:b].strip() for k, a, b in segments)  # comment alone
         if len(line) <= width or after_splice:
             out.append(line)
-        elif starts_in_comment or all(k == "comment" or not line[a:b].strip() for k, a, b in segments):
-            alone = all(k == "comment" or not line[a:b].strip() for k, a, b in segments)
+        elif starts_in_comment or alone:
             out += _refill(line, width, starts_in_comment) if alone and not is_macro else [line]
         else:
             out += _fit_code(line, segments, width, is_macro)
@@ -76,7 +76,6 @@ def _lex(line: str, in_comment: bool) -> tuple[list[Segment], bool]:
             segments.append(("code", i, m.start()))
         tok = m.group()
         if tok == "/*":
-            in_comment, i = True, m.start()
             end = line.find("*/", m.start() + 2)
             in_comment = end < 0
             stop = len(line) if in_comment else end + 2

@@ -185,8 +185,6 @@ class Quick:
 
 
 PLANS = 256  # plans kept a function (dropped all at once past it: calls of ever new shapes)
-_MISS: Any = object()  # the fast path's answer where the full path is to make the call (or refuse it)
-_QUICK = arrays._QUICK  # how arrays of a type are read quickly (arrays.quick fills it)
 
 
 class Wrapper:
@@ -562,7 +560,7 @@ def _quick_read(
     got, key, lib = [], [given], ""
     for obj in objs:
         kind = type(obj)
-        found = _QUICK.get(kind) or arrays.quick(kind)
+        found = arrays.quick(kind)
         r = found[1](obj, current)
         if r is None:
             return None, (), ""

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "../../examples/nccl/ranks.h"
+#include "../../tests/gpu/nccl/comms.h"
 #include "nt.h"
 
 // R ranks in all; `me` this process's rank where one process a rank (-1: threads, every rank
@@ -123,23 +124,13 @@ static void release(std::vector<Buffers> &b)
     }
 }
 
-// the communicators: every visible GPU a rank here (threads), or this process's rank only
+// the communicators (tests/gpu/nccl/comms.h), into this file's names for them
 static bool communicators(rank_env &e)
 {
-    if (e.processes) {
-        R = e.ranks;
-        me = e.rank;
-        comms.assign(R, nullptr);
-        devs.assign(R, -1);
-        const bool ok = rank_comm(&e, &comms[me]) == 0;
-        devs[me] = e.device;
-        return ok;
-    }
-    cudaGetDeviceCount(&R);
-    comms.resize(R);
-    for (int r = 0; r < R; ++r)
-        devs.push_back(r);
-    return ncclCommInitAll(comms.data(), R, nullptr) == ncclSuccess;
+    ag_comms c;
+    const bool ok = ag_make_comms(e, c);
+    R = c.R, me = c.me, comms = c.comms, devs = c.devs;
+    return ok;
 }
 
 // NCCL's INFO log of its channels kept aside (unless NCCL_DEBUG is set), to say which transport ran

@@ -27,6 +27,7 @@
 
 #include "../../../examples/nccl/ranks.h"
 #include "../family_driver.h"
+#include "comms.h"
 #include "nt.h"
 
 // R ranks in all; `me` this process's rank where one process a rank (-1: the threaded form, every
@@ -358,33 +359,20 @@ static bool exact_mat(const mat3u &g, const mat3u &w, double)
     return !memcmp(&g, &w, sizeof g);
 }
 
-// the communicators: every visible GPU a rank here (threads), or this process's rank only
+// the communicators (comms.h), into this file's names for them
 static bool communicators(rank_env &e)
 {
-    if (e.processes) {
-        R = e.ranks;
-        me = e.rank;
-        comms.assign(R, nullptr);
-        devs.assign(R, -1);
-        if (rank_comm(&e, &comms[me]))
-            return false;
-        devs[me] = e.device;
-        local = { me };
+    ag_comms c;
+    const bool ok = ag_make_comms(e, c);
+    R = c.R, me = c.me, comms = c.comms, devs = c.devs, local = c.local;
+    if (!ok) {
+        if (!e.processes)
+            printf("ncclCommInitAll failed\n");
+    } else if (e.processes)
         printf("%d rank%s, one process a rank: rank %d on GPU %d\n", R, R > 1 ? "s" : "", me, e.device);
-        return true;
-    }
-    cudaGetDeviceCount(&R);
-    comms.resize(R);
-    for (int r = 0; r < R; ++r) {
-        devs.push_back(r);
-        local.push_back(r);
-    }
-    if (ncclCommInitAll(comms.data(), R, nullptr) != ncclSuccess) {
-        printf("ncclCommInitAll failed\n");
-        return false;
-    }
-    printf("%d rank%s (one a GPU, a thread each)\n", R, R > 1 ? "s" : "");
-    return true;
+    else
+        printf("%d rank%s (one a GPU, a thread each)\n", R, R > 1 ? "s" : "");
+    return ok;
 }
 
 int main(int argc, char **argv)
