@@ -73,6 +73,37 @@ def _uses(code: str, name: str) -> bool:
     return re.search(rf"\b{re.escape(name)}\b", simplify.masked(str(code))) is not None
 
 
+def _used(code: str, params: Sequence[Sequence[str]]) -> list[Sequence[str]]:
+    """The parameters, (declaration, name, ...), whose name C `code` uses: a step's signature."""
+    return [p for p in params if _uses(code, p[1])]
+
+
+def _shift(code: str, by: int) -> str:
+    """C `code` whose lines move `by` columns (left where negative): a piece of a kernel that a
+    template places in a block or outside one; blank and preprocessor lines stay at column 0."""
+    lines = str(code).split("\n")
+    pad = " " * max(by, 0)
+    return "\n".join(
+        line if not line.strip() or line.startswith("#") else pad + line[-by:] if by < 0 else pad + line
+        for line in lines
+    )
+
+
+def _wrapped(parts: Sequence[str], lead: str, end: str = ")", indent: str = "    ", width: int = 120) -> str:
+    """`lead` and `parts` joined by ", " then `end`, lines broken after a comma where one would run
+    past `width` (a signature or a call whose names the spec chose); lines after the first at `indent`."""
+    lines, line = [], lead
+    for k, part in enumerate(parts):
+        piece = part + (", " if k + 1 < len(parts) else end)
+        if len(line) + len(piece.rstrip()) > width and line.strip() and line != lead:
+            lines.append(line.rstrip())
+            line = indent
+        line += piece
+    if not parts:
+        line += end
+    return "\n".join([*lines, line])
+
+
 def environment() -> jinja2.Environment:
     """The templates' environment: strict, trimmed, and with the helpers that simplify as they render."""
     env = jinja2.Environment(
@@ -86,6 +117,8 @@ def environment() -> jinja2.Environment:
     # generated code is simplified as it is written: no `* 1`, `/ 1`, `% 1` or `+ 0`
     env.globals.update(mul=_mul, div=_div, mod=_mod, add=_add, WORK_HEADER=tuning.SLOT0 * 4)
     env.filters["uses"] = _uses
+    env.filters["shift"] = _shift
+    env.globals.update(wrapped=_wrapped, used=_used)
     env.filters["simplified"] = simplify.one_trip_loops
     return env
 

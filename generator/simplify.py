@@ -80,15 +80,16 @@ def _scope(lines: list, i: int, end: int, ind: int) -> tuple | None:
 
 def _keeps_scope(lines: list, i: int, end: int, ind: int, body: list) -> bool:
     """Whether a one-trip loop's braced body (lines[i:end], `body` folded) stays a block: where
-    it declares a name that the block around it names too (or the text does not show that block)."""
+    it declares a name that the block around it names in its code (or the text does not show that
+    block)."""
     names = _declared(body, ind + 4)
     if not names:
         return False
     around = _scope(lines, i, end, ind)
     if around is None:
         return True
-    rest = lines[around[0] : i] + lines[end : around[1] + 1]
-    return any(re.search(rf"\b{name}\b", line) for line in rest for name in names)
+    rest = masked("\n".join(lines[around[0] : i] + lines[end : around[1] + 1]))  # a comment names nothing
+    return any(re.search(rf"\b{name}\b", rest) for name in names)
 
 
 def _indent(line: str) -> int:

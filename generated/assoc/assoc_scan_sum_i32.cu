@@ -245,6 +245,35 @@ static __device__ __forceinline__ int32_t ag_look_back(int32_t total, unsigned l
     return prefix;
 }
 
+/* Look-back: what precedes this tile, from init on, for every thread of the block: warp 0 folds it
+   (ag_look_back) from the block's total and leaves it in `prefix` */
+static __device__ __forceinline__ int32_t ag_tile_prefix(int32_t *prefix, const int32_t *total,
+    unsigned long long *slots, unsigned int n_tiles, unsigned int tile, unsigned int lane, unsigned int warp,
+    int32_t init)
+{
+    if (warp == 0) {
+        const int32_t p = ag_look_back(*total, slots, n_tiles, tile, lane);
+        if (lane == 0)
+            *prefix = ag_op_combine(init, p);
+    }
+    __syncthreads();
+    return *prefix;
+}
+
+/* The tile this block takes: tickets go out in order, so a tile's predecessors have all started
+   before it; the last ticket sets the counter back to zero for the next call */
+static __device__ __forceinline__ unsigned int ag_take_ticket(unsigned int *ticket, unsigned int *work,
+    unsigned int n_tiles)
+{
+    if (threadIdx.x == 0) {
+        *ticket = atomicAdd(work, 1u);
+        if (*ticket == n_tiles - 1)
+            work[0] = 0u;
+    }
+    __syncthreads();
+    return *ticket;
+}
+
 /* 16 bytes from global to shared memory without passing through registers (cp.async, sm_80+;
    before, a load through L2 and a store) */
 static __device__ __forceinline__ void ag_copy_async16(uint4 *smem, const uint4 *gmem)
@@ -411,6 +440,124 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
     }
 }
 
+/* load: the warp's run of the tile into its stage in shared memory, 16-byte copies
+   (cp.async) that hold no registers; a partial tile's words that exist, the rest zeros */
+static __device__ __forceinline__ void ag_load_run(const int32_t *in, size_t n, size_t tile_base, unsigned int warp,
+    unsigned int lane, uint4 *warp_stage, int full)
+{
+    const uint4 *src = (const uint4 *)(in + tile_base + warp * 512);
+    if (full) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int k = j * 32 + lane;
+            ag_copy_async16(&warp_stage[ag_chunk_at(k)], &src[k]);
+        }
+    } else {
+        const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int32_t);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int k = j * 32 + lane;
+            const unsigned int bytes = ag_word_bytes(k, run_bytes);
+            ag_copy_async16_first(&warp_stage[ag_chunk_at(k)], bytes ? &src[k] : (const uint4 *)in, bytes);
+        }
+    }
+}
+
+/* the thread's fold of its own items, read from its 16-byte words of the warp's stage */
+static __device__ __forceinline__ int32_t ag_fold_chunks(size_t base, unsigned int lane, uint4 *warp_stage)
+{
+    int32_t t = ag_op_identity();
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+        uint4 w;
+        int32_t x[4];
+        w = warp_stage[ag_chunk_at(lane * 4 + c)];
+        memcpy(x, &w, sizeof x);
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            t = ag_op_combine(t, ag_op_lift(x[e], base + c * 4 + e));
+    }
+    return t;
+}
+
+/* store: the thread's results from `before` on, back into its words of the warp's stage */
+static __device__ __forceinline__ void ag_chunk_results(size_t base, unsigned int lane, uint4 *warp_stage,
+    int32_t before)
+{
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+        uint4 w;
+        int32_t x[4];
+        int32_t y[4];
+        w = warp_stage[ag_chunk_at(lane * 4 + c)];
+        memcpy(x, &w, sizeof x);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            before = ag_op_combine(before, ag_op_lift(x[e], base + c * 4 + e));
+            y[e] = ag_op_finalize(before);
+        }
+        memcpy(&w, y, sizeof w);
+        warp_stage[ag_chunk_at(lane * 4 + c)] = w;
+    }
+}
+
+/* store: the warp's run of results, from its stage to global memory (ag_store_run; a partial
+   tile's words that exist) */
+static __device__ __forceinline__ void ag_store_words(int32_t *out, size_t n, size_t tile_base, unsigned int warp,
+    unsigned int lane, uint4 *warp_stage, int full)
+{
+    uint4 *dst = (uint4 *)(out + tile_base + warp * 512);
+    if (full) {
+        ag_store_run(dst, warp_stage, lane);
+    } else {
+        __syncwarp();
+        /* the partial tile: whole 16-byte words, then the 4-byte words of the last one */
+        const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int32_t);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int k = j * 32 + lane;
+            const unsigned int bytes = ag_word_bytes(k, run_bytes);
+            if (bytes == 16) {
+                dst[k] = warp_stage[ag_chunk_at(k)];
+            } else if (bytes > 0) {
+                const unsigned int *word = (const unsigned int *)&warp_stage[ag_chunk_at(k)];
+                for (unsigned int q = 0; q * 4 < bytes; ++q)
+                    ((unsigned int *)dst)[k * 4 + q] = word[q];
+            }
+        }
+    }
+}
+
+/* store: the thread's results from `before` on, element by element (a partial tile or unaligned
+   data), back into the warp's stage */
+static __device__ __forceinline__ void ag_elem_results(size_t n, size_t base, unsigned int lane, uint4 *warp_stage,
+    int32_t before)
+{
+    const int32_t *elems = (const int32_t *)warp_stage;   /* the same memory, as whole elements */
+    int32_t *const results = (int32_t *)warp_stage;
+#pragma unroll 4
+    for (int k = 0; k < 16; ++k) {
+        if (base + k < n) {
+            const int32_t x = elems[ag_elem_at(lane, k)];
+            before = ag_op_combine(before, ag_op_lift(x, base + k));
+            results[ag_elem_at(lane, k)] = ag_op_finalize(before);
+        }
+    }
+}
+
+/* store: the warp's run of results, element by element, those that exist */
+static __device__ __forceinline__ void ag_store_elems(int32_t *out, size_t n, size_t tile_base, unsigned int warp,
+    unsigned int lane, uint4 *warp_stage)
+{
+    const int32_t *results = (const int32_t *)warp_stage;
+    __syncwarp();
+    const size_t run = tile_base + warp * 512;
+#pragma unroll 4
+    for (int e = lane; e < 512; e += 32)
+        if (run + e < n)
+            out[run + e] = results[ag_elem_at(e / 16, e % 16)];
+}
+
 /* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 5
@@ -450,45 +597,20 @@ assoc_k_scan_sum_i32_b256_t16(const int32_t *in, size_t n, int32_t *out, int32_t
        by_block (the host's choice: enough tiles, all fitting on the GPU at once), in blockIdx
        order, which takes no atomic */
     unsigned int tile = blockIdx.x;
-    if (!by_block) {
-        if (threadIdx.x == 0) {
-            tile_ticket = atomicAdd(work, 1u);
-            if (tile_ticket == n_tiles - 1)
-                work[0] = 0u;                       /* the last ticket: the counter is free again */
-        }
-        __syncthreads();
-        tile = tile_ticket;
-    }
+    if (!by_block)
+        tile = ag_take_ticket(&tile_ticket, work, n_tiles);
     const size_t tile_base = (size_t)tile * AG_TILE;
     const size_t base = tile_base + (size_t)threadIdx.x * 16;   /* this thread's first item */
     const int full = tile_base + AG_TILE <= n;
 
-    /* load: the warp's run of the tile goes straight to shared memory (16-byte cp.async) and stays
-       there until it is stored, so a tile that waits on the look-back holds no registers and more
-       tiles fit on an SM */
+    /* load: the warp's run of the tile goes straight to shared memory and stays there until it is
+       stored, so a tile that waits on the look-back holds no registers and more tiles fit on an SM */
     /* the last, partial tile too: its words that exist, the rest zeros (results past n are not
        stored, and no tile reads the last one's total), so it runs the full tile's code */
     const int staged = aligned16;
-    int32_t *const elems = (int32_t *)stage[warp];     /* the same memory, as whole elements */
-    int32_t *const results = (int32_t *)stage[warp];
-    if (staged) {
-        const uint4 *src = (const uint4 *)(in + tile_base + warp * 512);
-        if (full) {
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const int k = j * 32 + lane;
-                ag_copy_async16(&stage[warp][ag_chunk_at(k)], &src[k]);
-            }
-        } else {
-            const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int32_t);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const int k = j * 32 + lane;
-                const unsigned int bytes = ag_word_bytes(k, run_bytes);
-                ag_copy_async16_first(&stage[warp][ag_chunk_at(k)], bytes ? &src[k] : (const uint4 *)in, bytes);
-            }
-        }
-    }
+    uint4 *const warp_stage = stage[warp];   /* the warp's run, from load to store */
+    if (staged)
+        ag_load_run(in, n, tile_base, warp, lane, warp_stage, full);
     if (early)
         ag_follow_stream();   /* the loads are in flight; now the clear has finished */
     if (staged) {
@@ -497,21 +619,16 @@ assoc_k_scan_sum_i32_b256_t16(const int32_t *in, size_t n, int32_t *out, int32_t
     }
 
     /* thread: the fold of its own items (their scan waits for the prefix, below) */
-    int32_t t = ag_op_identity();
+    int32_t t;
     if (staged) {
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-            uint4 w;
-            int32_t x[4];
-            w = stage[warp][ag_chunk_at(lane * 4 + c)];
-            memcpy(x, &w, sizeof x);
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-                t = ag_op_combine(t, ag_op_lift(x[e], base + c * 4 + e));
-        }
+        t = ag_fold_chunks(base, lane, warp_stage);
     } else {
+        /* kept in the kernel: as a function, nvcc compiles the scan by keys at b256_t28 to other
+           code (bench/notes/codegen.md) */
+        t = ag_op_identity();
         /* a partial tile, or data not 16-byte aligned: whole elements into the same shared
            memory, placed by ag_elem_at() */
+        int32_t *const elems = (int32_t *)warp_stage;   /* the same memory, as whole elements */
         const size_t run = tile_base + warp * 512;
         /* 4-byte words by cp.async, coalesced, none read past the end: a short loop whose
            copies are all in flight at once (straight-line code here would be long, and at
@@ -534,71 +651,21 @@ assoc_k_scan_sum_i32_b256_t16(const int32_t *in, size_t n, int32_t *out, int32_t
                 t = ag_op_combine(t, ag_op_lift(elems[ag_elem_at(lane, k)], base + k));
     }
 
-    /* block: what precedes this thread inside the tile */
+    /* scan: what precedes this thread inside the tile */
     int32_t before = ag_block_scan(t, warp_totals, lane, warp);
 
-    /* grid: what precedes this tile, by warp 0 (ag_look_back) */
-    if (warp == 0) {
-        const int32_t prefix = ag_look_back(warp_totals[7], slots, n_tiles, tile, lane);
-        if (lane == 0)
-            tile_prefix = ag_op_combine(init, prefix);
-    }
-    __syncthreads();
-    before = ag_op_combine(tile_prefix, before);
+    /* look-back: what precedes this tile */
+    const int32_t prefix = ag_tile_prefix(&tile_prefix, &warp_totals[7], slots, n_tiles, tile, lane, warp, init);
+    before = ag_op_combine(prefix, before);
 
-    /* thread: its items' results from its prefix on, back into shared memory; then each warp
-       stores its run (ag_store_run) */
+    /* store: the thread's results from its prefix on, back into shared memory; then each warp
+       stores its run */
     if (staged) {
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-            uint4 w;
-            int32_t x[4];
-            int32_t y[4];
-            w = stage[warp][ag_chunk_at(lane * 4 + c)];
-            memcpy(x, &w, sizeof x);
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                before = ag_op_combine(before, ag_op_lift(x[e], base + c * 4 + e));
-                y[e] = ag_op_finalize(before);
-            }
-            memcpy(&w, y, sizeof w);
-            stage[warp][ag_chunk_at(lane * 4 + c)] = w;
-        }
-        uint4 *dst = (uint4 *)(out + tile_base + warp * 512);
-        if (full) {
-            ag_store_run(dst, stage[warp], lane);
-        } else {
-            __syncwarp();
-            /* the partial tile: whole 16-byte words, then the 4-byte words of the last one */
-            const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int32_t);
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const int k = j * 32 + lane;
-                const unsigned int bytes = ag_word_bytes(k, run_bytes);
-                if (bytes == 16) {
-                    dst[k] = stage[warp][ag_chunk_at(k)];
-                } else if (bytes > 0) {
-                    const unsigned int *word = (const unsigned int *)&stage[warp][ag_chunk_at(k)];
-                    for (unsigned int q = 0; q * 4 < bytes; ++q)
-                        ((unsigned int *)dst)[k * 4 + q] = word[q];
-                }
-            }
-        }
+        ag_chunk_results(base, lane, warp_stage, before);
+        ag_store_words(out, n, tile_base, warp, lane, warp_stage, full);
     } else {
-#pragma unroll 4
-        for (int k = 0; k < 16; ++k) {
-            if (base + k < n) {
-                const int32_t x = elems[ag_elem_at(lane, k)];
-                before = ag_op_combine(before, ag_op_lift(x, base + k));
-                results[ag_elem_at(lane, k)] = ag_op_finalize(before);
-            }
-        }
-        __syncwarp();
-        const size_t run = tile_base + warp * 512;
-#pragma unroll 4
-        for (int e = lane; e < 512; e += 32)
-            if (run + e < n)
-                out[run + e] = results[ag_elem_at(e / 16, e % 16)];
+        ag_elem_results(n, base, lane, warp_stage, before);
+        ag_store_elems(out, n, tile_base, warp, lane, warp_stage);
     }
 }
 
@@ -788,6 +855,124 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
     }
 }
 
+/* load: the warp's run of the tile into its stage in shared memory, 16-byte copies
+   (cp.async) that hold no registers; a partial tile's words that exist, the rest zeros */
+static __device__ __forceinline__ void ag_load_run(const int32_t *in, size_t n, size_t tile_base, unsigned int warp,
+    unsigned int lane, uint4 *warp_stage, int full)
+{
+    const uint4 *src = (const uint4 *)(in + tile_base + warp * 256);
+    if (full) {
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            const int k = j * 32 + lane;
+            ag_copy_async16(&warp_stage[ag_chunk_at(k)], &src[k]);
+        }
+    } else {
+        const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int32_t);
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            const int k = j * 32 + lane;
+            const unsigned int bytes = ag_word_bytes(k, run_bytes);
+            ag_copy_async16_first(&warp_stage[ag_chunk_at(k)], bytes ? &src[k] : (const uint4 *)in, bytes);
+        }
+    }
+}
+
+/* the thread's fold of its own items, read from its 16-byte words of the warp's stage */
+static __device__ __forceinline__ int32_t ag_fold_chunks(size_t base, unsigned int lane, uint4 *warp_stage)
+{
+    int32_t t = ag_op_identity();
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+        uint4 w;
+        int32_t x[4];
+        w = warp_stage[ag_chunk_at(lane * 2 + c)];
+        memcpy(x, &w, sizeof x);
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            t = ag_op_combine(t, ag_op_lift(x[e], base + c * 4 + e));
+    }
+    return t;
+}
+
+/* store: the thread's results from `before` on, back into its words of the warp's stage */
+static __device__ __forceinline__ void ag_chunk_results(size_t base, unsigned int lane, uint4 *warp_stage,
+    int32_t before)
+{
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+        uint4 w;
+        int32_t x[4];
+        int32_t y[4];
+        w = warp_stage[ag_chunk_at(lane * 2 + c)];
+        memcpy(x, &w, sizeof x);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            before = ag_op_combine(before, ag_op_lift(x[e], base + c * 4 + e));
+            y[e] = ag_op_finalize(before);
+        }
+        memcpy(&w, y, sizeof w);
+        warp_stage[ag_chunk_at(lane * 2 + c)] = w;
+    }
+}
+
+/* store: the warp's run of results, from its stage to global memory (ag_store_run; a partial
+   tile's words that exist) */
+static __device__ __forceinline__ void ag_store_words(int32_t *out, size_t n, size_t tile_base, unsigned int warp,
+    unsigned int lane, uint4 *warp_stage, int full)
+{
+    uint4 *dst = (uint4 *)(out + tile_base + warp * 256);
+    if (full) {
+        ag_store_run(dst, warp_stage, lane);
+    } else {
+        __syncwarp();
+        /* the partial tile: whole 16-byte words, then the 4-byte words of the last one */
+        const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int32_t);
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            const int k = j * 32 + lane;
+            const unsigned int bytes = ag_word_bytes(k, run_bytes);
+            if (bytes == 16) {
+                dst[k] = warp_stage[ag_chunk_at(k)];
+            } else if (bytes > 0) {
+                const unsigned int *word = (const unsigned int *)&warp_stage[ag_chunk_at(k)];
+                for (unsigned int q = 0; q * 4 < bytes; ++q)
+                    ((unsigned int *)dst)[k * 4 + q] = word[q];
+            }
+        }
+    }
+}
+
+/* store: the thread's results from `before` on, element by element (a partial tile or unaligned
+   data), back into the warp's stage */
+static __device__ __forceinline__ void ag_elem_results(size_t n, size_t base, unsigned int lane, uint4 *warp_stage,
+    int32_t before)
+{
+    const int32_t *elems = (const int32_t *)warp_stage;   /* the same memory, as whole elements */
+    int32_t *const results = (int32_t *)warp_stage;
+#pragma unroll 4
+    for (int k = 0; k < 8; ++k) {
+        if (base + k < n) {
+            const int32_t x = elems[ag_elem_at(lane, k)];
+            before = ag_op_combine(before, ag_op_lift(x, base + k));
+            results[ag_elem_at(lane, k)] = ag_op_finalize(before);
+        }
+    }
+}
+
+/* store: the warp's run of results, element by element, those that exist */
+static __device__ __forceinline__ void ag_store_elems(int32_t *out, size_t n, size_t tile_base, unsigned int warp,
+    unsigned int lane, uint4 *warp_stage)
+{
+    const int32_t *results = (const int32_t *)warp_stage;
+    __syncwarp();
+    const size_t run = tile_base + warp * 256;
+#pragma unroll 4
+    for (int e = lane; e < 256; e += 32)
+        if (run + e < n)
+            out[run + e] = results[ag_elem_at(e / 8, e % 8)];
+}
+
 /* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 6
@@ -823,45 +1008,20 @@ assoc_k_scan_sum_i32_b256_t8(const int32_t *in, size_t n, int32_t *out, int32_t 
        by_block (the host's choice: enough tiles, all fitting on the GPU at once), in blockIdx
        order, which takes no atomic */
     unsigned int tile = blockIdx.x;
-    if (!by_block) {
-        if (threadIdx.x == 0) {
-            tile_ticket = atomicAdd(work, 1u);
-            if (tile_ticket == n_tiles - 1)
-                work[0] = 0u;                       /* the last ticket: the counter is free again */
-        }
-        __syncthreads();
-        tile = tile_ticket;
-    }
+    if (!by_block)
+        tile = ag_take_ticket(&tile_ticket, work, n_tiles);
     const size_t tile_base = (size_t)tile * AG_TILE;
     const size_t base = tile_base + (size_t)threadIdx.x * 8;   /* this thread's first item */
     const int full = tile_base + AG_TILE <= n;
 
-    /* load: the warp's run of the tile goes straight to shared memory (16-byte cp.async) and stays
-       there until it is stored, so a tile that waits on the look-back holds no registers and more
-       tiles fit on an SM */
+    /* load: the warp's run of the tile goes straight to shared memory and stays there until it is
+       stored, so a tile that waits on the look-back holds no registers and more tiles fit on an SM */
     /* the last, partial tile too: its words that exist, the rest zeros (results past n are not
        stored, and no tile reads the last one's total), so it runs the full tile's code */
     const int staged = aligned16;
-    int32_t *const elems = (int32_t *)stage[warp];     /* the same memory, as whole elements */
-    int32_t *const results = (int32_t *)stage[warp];
-    if (staged) {
-        const uint4 *src = (const uint4 *)(in + tile_base + warp * 256);
-        if (full) {
-#pragma unroll
-            for (int j = 0; j < 2; ++j) {
-                const int k = j * 32 + lane;
-                ag_copy_async16(&stage[warp][ag_chunk_at(k)], &src[k]);
-            }
-        } else {
-            const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int32_t);
-#pragma unroll
-            for (int j = 0; j < 2; ++j) {
-                const int k = j * 32 + lane;
-                const unsigned int bytes = ag_word_bytes(k, run_bytes);
-                ag_copy_async16_first(&stage[warp][ag_chunk_at(k)], bytes ? &src[k] : (const uint4 *)in, bytes);
-            }
-        }
-    }
+    uint4 *const warp_stage = stage[warp];   /* the warp's run, from load to store */
+    if (staged)
+        ag_load_run(in, n, tile_base, warp, lane, warp_stage, full);
     if (early)
         ag_follow_stream();   /* the loads are in flight; now the clear has finished */
     if (staged) {
@@ -870,21 +1030,16 @@ assoc_k_scan_sum_i32_b256_t8(const int32_t *in, size_t n, int32_t *out, int32_t 
     }
 
     /* thread: the fold of its own items (their scan waits for the prefix, below) */
-    int32_t t = ag_op_identity();
+    int32_t t;
     if (staged) {
-#pragma unroll
-        for (int c = 0; c < 2; ++c) {
-            uint4 w;
-            int32_t x[4];
-            w = stage[warp][ag_chunk_at(lane * 2 + c)];
-            memcpy(x, &w, sizeof x);
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-                t = ag_op_combine(t, ag_op_lift(x[e], base + c * 4 + e));
-        }
+        t = ag_fold_chunks(base, lane, warp_stage);
     } else {
+        /* kept in the kernel: as a function, nvcc compiles the scan by keys at b256_t28 to other
+           code (bench/notes/codegen.md) */
+        t = ag_op_identity();
         /* a partial tile, or data not 16-byte aligned: whole elements into the same shared
            memory, placed by ag_elem_at() */
+        int32_t *const elems = (int32_t *)warp_stage;   /* the same memory, as whole elements */
         const size_t run = tile_base + warp * 256;
         /* 4-byte words by cp.async, coalesced, none read past the end: a short loop whose
            copies are all in flight at once (straight-line code here would be long, and at
@@ -907,71 +1062,21 @@ assoc_k_scan_sum_i32_b256_t8(const int32_t *in, size_t n, int32_t *out, int32_t 
                 t = ag_op_combine(t, ag_op_lift(elems[ag_elem_at(lane, k)], base + k));
     }
 
-    /* block: what precedes this thread inside the tile */
+    /* scan: what precedes this thread inside the tile */
     int32_t before = ag_block_scan(t, warp_totals, lane, warp);
 
-    /* grid: what precedes this tile, by warp 0 (ag_look_back) */
-    if (warp == 0) {
-        const int32_t prefix = ag_look_back(warp_totals[7], slots, n_tiles, tile, lane);
-        if (lane == 0)
-            tile_prefix = ag_op_combine(init, prefix);
-    }
-    __syncthreads();
-    before = ag_op_combine(tile_prefix, before);
+    /* look-back: what precedes this tile */
+    const int32_t prefix = ag_tile_prefix(&tile_prefix, &warp_totals[7], slots, n_tiles, tile, lane, warp, init);
+    before = ag_op_combine(prefix, before);
 
-    /* thread: its items' results from its prefix on, back into shared memory; then each warp
-       stores its run (ag_store_run) */
+    /* store: the thread's results from its prefix on, back into shared memory; then each warp
+       stores its run */
     if (staged) {
-#pragma unroll
-        for (int c = 0; c < 2; ++c) {
-            uint4 w;
-            int32_t x[4];
-            int32_t y[4];
-            w = stage[warp][ag_chunk_at(lane * 2 + c)];
-            memcpy(x, &w, sizeof x);
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                before = ag_op_combine(before, ag_op_lift(x[e], base + c * 4 + e));
-                y[e] = ag_op_finalize(before);
-            }
-            memcpy(&w, y, sizeof w);
-            stage[warp][ag_chunk_at(lane * 2 + c)] = w;
-        }
-        uint4 *dst = (uint4 *)(out + tile_base + warp * 256);
-        if (full) {
-            ag_store_run(dst, stage[warp], lane);
-        } else {
-            __syncwarp();
-            /* the partial tile: whole 16-byte words, then the 4-byte words of the last one */
-            const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int32_t);
-#pragma unroll
-            for (int j = 0; j < 2; ++j) {
-                const int k = j * 32 + lane;
-                const unsigned int bytes = ag_word_bytes(k, run_bytes);
-                if (bytes == 16) {
-                    dst[k] = stage[warp][ag_chunk_at(k)];
-                } else if (bytes > 0) {
-                    const unsigned int *word = (const unsigned int *)&stage[warp][ag_chunk_at(k)];
-                    for (unsigned int q = 0; q * 4 < bytes; ++q)
-                        ((unsigned int *)dst)[k * 4 + q] = word[q];
-                }
-            }
-        }
+        ag_chunk_results(base, lane, warp_stage, before);
+        ag_store_words(out, n, tile_base, warp, lane, warp_stage, full);
     } else {
-#pragma unroll 4
-        for (int k = 0; k < 8; ++k) {
-            if (base + k < n) {
-                const int32_t x = elems[ag_elem_at(lane, k)];
-                before = ag_op_combine(before, ag_op_lift(x, base + k));
-                results[ag_elem_at(lane, k)] = ag_op_finalize(before);
-            }
-        }
-        __syncwarp();
-        const size_t run = tile_base + warp * 256;
-#pragma unroll 4
-        for (int e = lane; e < 256; e += 32)
-            if (run + e < n)
-                out[run + e] = results[ag_elem_at(e / 8, e % 8)];
+        ag_elem_results(n, base, lane, warp_stage, before);
+        ag_store_elems(out, n, tile_base, warp, lane, warp_stage);
     }
 }
 
@@ -1169,6 +1274,124 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 #endif
 }
 
+/* load: the warp's run of the tile into its stage in shared memory, 16-byte copies
+   (cp.async) that hold no registers; a partial tile's words that exist, the rest zeros */
+static __device__ __forceinline__ void ag_load_run(const int32_t *in, size_t n, size_t tile_base, unsigned int warp,
+    unsigned int lane, uint4 *warp_stage, int full)
+{
+    const uint4 *src = (const uint4 *)(in + tile_base + warp * 1152);
+    if (full) {
+#pragma unroll
+        for (int j = 0; j < 9; ++j) {
+            const int k = j * 32 + lane;
+            ag_copy_async16(&warp_stage[k], &src[k]);
+        }
+    } else {
+        const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int32_t);
+#pragma unroll
+        for (int j = 0; j < 9; ++j) {
+            const int k = j * 32 + lane;
+            const unsigned int bytes = ag_word_bytes(k, run_bytes);
+            ag_copy_async16_first(&warp_stage[k], bytes ? &src[k] : (const uint4 *)in, bytes);
+        }
+    }
+}
+
+/* the thread's fold of its own items, read from its 16-byte words of the warp's stage */
+static __device__ __forceinline__ int32_t ag_fold_chunks(size_t base, unsigned int lane, uint4 *warp_stage)
+{
+    int32_t t = ag_op_identity();
+#pragma unroll
+    for (int c = 0; c < 9; ++c) {
+        uint4 w;
+        int32_t x[4];
+        w = warp_stage[lane * 9 + c];
+        memcpy(x, &w, sizeof x);
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            t = ag_op_combine(t, ag_op_lift(x[e], base + c * 4 + e));
+    }
+    return t;
+}
+
+/* store: the thread's results from `before` on, back into its words of the warp's stage */
+static __device__ __forceinline__ void ag_chunk_results(size_t base, unsigned int lane, uint4 *warp_stage,
+    int32_t before)
+{
+#pragma unroll
+    for (int c = 0; c < 9; ++c) {
+        uint4 w;
+        int32_t x[4];
+        int32_t y[4];
+        w = warp_stage[lane * 9 + c];
+        memcpy(x, &w, sizeof x);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            before = ag_op_combine(before, ag_op_lift(x[e], base + c * 4 + e));
+            y[e] = ag_op_finalize(before);
+        }
+        memcpy(&w, y, sizeof w);
+        warp_stage[lane * 9 + c] = w;
+    }
+}
+
+/* store: the warp's run of results, from its stage to global memory (ag_store_run; a partial
+   tile's words that exist) */
+static __device__ __forceinline__ void ag_store_words(int32_t *out, size_t n, size_t tile_base, unsigned int warp,
+    unsigned int lane, uint4 *warp_stage, int full)
+{
+    uint4 *dst = (uint4 *)(out + tile_base + warp * 1152);
+    if (full) {
+        ag_store_run(dst, warp_stage, lane);
+    } else {
+        __syncwarp();
+        /* the partial tile: whole 16-byte words, then the 4-byte words of the last one */
+        const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int32_t);
+#pragma unroll
+        for (int j = 0; j < 9; ++j) {
+            const int k = j * 32 + lane;
+            const unsigned int bytes = ag_word_bytes(k, run_bytes);
+            if (bytes == 16) {
+                dst[k] = warp_stage[k];
+            } else if (bytes > 0) {
+                const unsigned int *word = (const unsigned int *)&warp_stage[k];
+                for (unsigned int q = 0; q * 4 < bytes; ++q)
+                    ((unsigned int *)dst)[k * 4 + q] = word[q];
+            }
+        }
+    }
+}
+
+/* store: the thread's results from `before` on, element by element (a partial tile or unaligned
+   data), back into the warp's stage */
+static __device__ __forceinline__ void ag_elem_results(size_t n, size_t base, unsigned int lane, uint4 *warp_stage,
+    int32_t before)
+{
+    const int32_t *elems = (const int32_t *)warp_stage;   /* the same memory, as whole elements */
+    int32_t *const results = (int32_t *)warp_stage;
+#pragma unroll 4
+    for (int k = 0; k < 36; ++k) {
+        if (base + k < n) {
+            const int32_t x = elems[ag_elem_at(lane, k)];
+            before = ag_op_combine(before, ag_op_lift(x, base + k));
+            results[ag_elem_at(lane, k)] = ag_op_finalize(before);
+        }
+    }
+}
+
+/* store: the warp's run of results, element by element, those that exist */
+static __device__ __forceinline__ void ag_store_elems(int32_t *out, size_t n, size_t tile_base, unsigned int warp,
+    unsigned int lane, uint4 *warp_stage)
+{
+    const int32_t *results = (const int32_t *)warp_stage;
+    __syncwarp();
+    const size_t run = tile_base + warp * 1152;
+#pragma unroll 4
+    for (int e = lane; e < 1152; e += 32)
+        if (run + e < n)
+            out[run + e] = results[ag_elem_at(e / 36, e % 36)];
+}
+
 /* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 5
@@ -1208,45 +1431,20 @@ assoc_k_scan_sum_i32_b128_t36(const int32_t *in, size_t n, int32_t *out, int32_t
        by_block (the host's choice: enough tiles, all fitting on the GPU at once), in blockIdx
        order, which takes no atomic */
     unsigned int tile = blockIdx.x;
-    if (!by_block) {
-        if (threadIdx.x == 0) {
-            tile_ticket = atomicAdd(work, 1u);
-            if (tile_ticket == n_tiles - 1)
-                work[0] = 0u;                       /* the last ticket: the counter is free again */
-        }
-        __syncthreads();
-        tile = tile_ticket;
-    }
+    if (!by_block)
+        tile = ag_take_ticket(&tile_ticket, work, n_tiles);
     const size_t tile_base = (size_t)tile * AG_TILE;
     const size_t base = tile_base + (size_t)threadIdx.x * 36;   /* this thread's first item */
     const int full = tile_base + AG_TILE <= n;
 
-    /* load: the warp's run of the tile goes straight to shared memory (16-byte cp.async) and stays
-       there until it is stored, so a tile that waits on the look-back holds no registers and more
-       tiles fit on an SM */
+    /* load: the warp's run of the tile goes straight to shared memory and stays there until it is
+       stored, so a tile that waits on the look-back holds no registers and more tiles fit on an SM */
     /* the last, partial tile too: its words that exist, the rest zeros (results past n are not
        stored, and no tile reads the last one's total), so it runs the full tile's code */
     const int staged = aligned16;
-    int32_t *const elems = (int32_t *)stage[warp];     /* the same memory, as whole elements */
-    int32_t *const results = (int32_t *)stage[warp];
-    if (staged) {
-        const uint4 *src = (const uint4 *)(in + tile_base + warp * 1152);
-        if (full) {
-#pragma unroll
-            for (int j = 0; j < 9; ++j) {
-                const int k = j * 32 + lane;
-                ag_copy_async16(&stage[warp][k], &src[k]);
-            }
-        } else {
-            const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int32_t);
-#pragma unroll
-            for (int j = 0; j < 9; ++j) {
-                const int k = j * 32 + lane;
-                const unsigned int bytes = ag_word_bytes(k, run_bytes);
-                ag_copy_async16_first(&stage[warp][k], bytes ? &src[k] : (const uint4 *)in, bytes);
-            }
-        }
-    }
+    uint4 *const warp_stage = stage[warp];   /* the warp's run, from load to store */
+    if (staged)
+        ag_load_run(in, n, tile_base, warp, lane, warp_stage, full);
     if (early)
         ag_follow_stream();   /* the loads are in flight; now the clear has finished */
     if (staged) {
@@ -1255,21 +1453,16 @@ assoc_k_scan_sum_i32_b128_t36(const int32_t *in, size_t n, int32_t *out, int32_t
     }
 
     /* thread: the fold of its own items (their scan waits for the prefix, below) */
-    int32_t t = ag_op_identity();
+    int32_t t;
     if (staged) {
-#pragma unroll
-        for (int c = 0; c < 9; ++c) {
-            uint4 w;
-            int32_t x[4];
-            w = stage[warp][lane * 9 + c];
-            memcpy(x, &w, sizeof x);
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-                t = ag_op_combine(t, ag_op_lift(x[e], base + c * 4 + e));
-        }
+        t = ag_fold_chunks(base, lane, warp_stage);
     } else {
+        /* kept in the kernel: as a function, nvcc compiles the scan by keys at b256_t28 to other
+           code (bench/notes/codegen.md) */
+        t = ag_op_identity();
         /* a partial tile, or data not 16-byte aligned: whole elements into the same shared
            memory, placed by ag_elem_at() */
+        int32_t *const elems = (int32_t *)warp_stage;   /* the same memory, as whole elements */
         const size_t run = tile_base + warp * 1152;
         /* 4-byte words by cp.async, coalesced, none read past the end: a short loop whose
            copies are all in flight at once (straight-line code here would be long, and at
@@ -1292,71 +1485,21 @@ assoc_k_scan_sum_i32_b128_t36(const int32_t *in, size_t n, int32_t *out, int32_t
                 t = ag_op_combine(t, ag_op_lift(elems[ag_elem_at(lane, k)], base + k));
     }
 
-    /* block: what precedes this thread inside the tile */
+    /* scan: what precedes this thread inside the tile */
     int32_t before = ag_block_scan(t, warp_totals, lane, warp);
 
-    /* grid: what precedes this tile, by warp 0 (ag_look_back) */
-    if (warp == 0) {
-        const int32_t prefix = ag_look_back(warp_totals[3], slots, n_tiles, tile, lane);
-        if (lane == 0)
-            tile_prefix = ag_op_combine(init, prefix);
-    }
-    __syncthreads();
-    before = ag_op_combine(tile_prefix, before);
+    /* look-back: what precedes this tile */
+    const int32_t prefix = ag_tile_prefix(&tile_prefix, &warp_totals[3], slots, n_tiles, tile, lane, warp, init);
+    before = ag_op_combine(prefix, before);
 
-    /* thread: its items' results from its prefix on, back into shared memory; then each warp
-       stores its run (ag_store_run) */
+    /* store: the thread's results from its prefix on, back into shared memory; then each warp
+       stores its run */
     if (staged) {
-#pragma unroll
-        for (int c = 0; c < 9; ++c) {
-            uint4 w;
-            int32_t x[4];
-            int32_t y[4];
-            w = stage[warp][lane * 9 + c];
-            memcpy(x, &w, sizeof x);
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                before = ag_op_combine(before, ag_op_lift(x[e], base + c * 4 + e));
-                y[e] = ag_op_finalize(before);
-            }
-            memcpy(&w, y, sizeof w);
-            stage[warp][lane * 9 + c] = w;
-        }
-        uint4 *dst = (uint4 *)(out + tile_base + warp * 1152);
-        if (full) {
-            ag_store_run(dst, stage[warp], lane);
-        } else {
-            __syncwarp();
-            /* the partial tile: whole 16-byte words, then the 4-byte words of the last one */
-            const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int32_t);
-#pragma unroll
-            for (int j = 0; j < 9; ++j) {
-                const int k = j * 32 + lane;
-                const unsigned int bytes = ag_word_bytes(k, run_bytes);
-                if (bytes == 16) {
-                    dst[k] = stage[warp][k];
-                } else if (bytes > 0) {
-                    const unsigned int *word = (const unsigned int *)&stage[warp][k];
-                    for (unsigned int q = 0; q * 4 < bytes; ++q)
-                        ((unsigned int *)dst)[k * 4 + q] = word[q];
-                }
-            }
-        }
+        ag_chunk_results(base, lane, warp_stage, before);
+        ag_store_words(out, n, tile_base, warp, lane, warp_stage, full);
     } else {
-#pragma unroll 4
-        for (int k = 0; k < 36; ++k) {
-            if (base + k < n) {
-                const int32_t x = elems[ag_elem_at(lane, k)];
-                before = ag_op_combine(before, ag_op_lift(x, base + k));
-                results[ag_elem_at(lane, k)] = ag_op_finalize(before);
-            }
-        }
-        __syncwarp();
-        const size_t run = tile_base + warp * 1152;
-#pragma unroll 4
-        for (int e = lane; e < 1152; e += 32)
-            if (run + e < n)
-                out[run + e] = results[ag_elem_at(e / 36, e % 36)];
+        ag_elem_results(n, base, lane, warp_stage, before);
+        ag_store_elems(out, n, tile_base, warp, lane, warp_stage);
     }
 }
 
@@ -1557,6 +1700,124 @@ static __device__ __forceinline__ void ag_store_run(uint4 *dst, uint4 *run, unsi
 #endif
 }
 
+/* load: the warp's run of the tile into its stage in shared memory, 16-byte copies
+   (cp.async) that hold no registers; a partial tile's words that exist, the rest zeros */
+static __device__ __forceinline__ void ag_load_run(const int32_t *in, size_t n, size_t tile_base, unsigned int warp,
+    unsigned int lane, uint4 *warp_stage, int full)
+{
+    const uint4 *src = (const uint4 *)(in + tile_base + warp * 1152);
+    if (full) {
+#pragma unroll
+        for (int j = 0; j < 9; ++j) {
+            const int k = j * 32 + lane;
+            ag_copy_async16(&warp_stage[k], &src[k]);
+        }
+    } else {
+        const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int32_t);
+#pragma unroll
+        for (int j = 0; j < 9; ++j) {
+            const int k = j * 32 + lane;
+            const unsigned int bytes = ag_word_bytes(k, run_bytes);
+            ag_copy_async16_first(&warp_stage[k], bytes ? &src[k] : (const uint4 *)in, bytes);
+        }
+    }
+}
+
+/* the thread's fold of its own items, read from its 16-byte words of the warp's stage */
+static __device__ __forceinline__ int32_t ag_fold_chunks(size_t base, unsigned int lane, uint4 *warp_stage)
+{
+    int32_t t = ag_op_identity();
+#pragma unroll
+    for (int c = 0; c < 9; ++c) {
+        uint4 w;
+        int32_t x[4];
+        w = warp_stage[lane * 9 + c];
+        memcpy(x, &w, sizeof x);
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            t = ag_op_combine(t, ag_op_lift(x[e], base + c * 4 + e));
+    }
+    return t;
+}
+
+/* store: the thread's results from `before` on, back into its words of the warp's stage */
+static __device__ __forceinline__ void ag_chunk_results(size_t base, unsigned int lane, uint4 *warp_stage,
+    int32_t before)
+{
+#pragma unroll
+    for (int c = 0; c < 9; ++c) {
+        uint4 w;
+        int32_t x[4];
+        int32_t y[4];
+        w = warp_stage[lane * 9 + c];
+        memcpy(x, &w, sizeof x);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            before = ag_op_combine(before, ag_op_lift(x[e], base + c * 4 + e));
+            y[e] = ag_op_finalize(before);
+        }
+        memcpy(&w, y, sizeof w);
+        warp_stage[lane * 9 + c] = w;
+    }
+}
+
+/* store: the warp's run of results, from its stage to global memory (ag_store_run; a partial
+   tile's words that exist) */
+static __device__ __forceinline__ void ag_store_words(int32_t *out, size_t n, size_t tile_base, unsigned int warp,
+    unsigned int lane, uint4 *warp_stage, int full)
+{
+    uint4 *dst = (uint4 *)(out + tile_base + warp * 1152);
+    if (full) {
+        ag_store_run(dst, warp_stage, lane);
+    } else {
+        __syncwarp();
+        /* the partial tile: whole 16-byte words, then the 4-byte words of the last one */
+        const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int32_t);
+#pragma unroll
+        for (int j = 0; j < 9; ++j) {
+            const int k = j * 32 + lane;
+            const unsigned int bytes = ag_word_bytes(k, run_bytes);
+            if (bytes == 16) {
+                dst[k] = warp_stage[k];
+            } else if (bytes > 0) {
+                const unsigned int *word = (const unsigned int *)&warp_stage[k];
+                for (unsigned int q = 0; q * 4 < bytes; ++q)
+                    ((unsigned int *)dst)[k * 4 + q] = word[q];
+            }
+        }
+    }
+}
+
+/* store: the thread's results from `before` on, element by element (a partial tile or unaligned
+   data), back into the warp's stage */
+static __device__ __forceinline__ void ag_elem_results(size_t n, size_t base, unsigned int lane, uint4 *warp_stage,
+    int32_t before)
+{
+    const int32_t *elems = (const int32_t *)warp_stage;   /* the same memory, as whole elements */
+    int32_t *const results = (int32_t *)warp_stage;
+#pragma unroll 4
+    for (int k = 0; k < 36; ++k) {
+        if (base + k < n) {
+            const int32_t x = elems[ag_elem_at(lane, k)];
+            before = ag_op_combine(before, ag_op_lift(x, base + k));
+            results[ag_elem_at(lane, k)] = ag_op_finalize(before);
+        }
+    }
+}
+
+/* store: the warp's run of results, element by element, those that exist */
+static __device__ __forceinline__ void ag_store_elems(int32_t *out, size_t n, size_t tile_base, unsigned int warp,
+    unsigned int lane, uint4 *warp_stage)
+{
+    const int32_t *results = (const int32_t *)warp_stage;
+    __syncwarp();
+    const size_t run = tile_base + warp * 1152;
+#pragma unroll 4
+    for (int e = lane; e < 1152; e += 32)
+        if (run + e < n)
+            out[run + e] = results[ag_elem_at(e / 36, e % 36)];
+}
+
 /* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 2
@@ -1596,45 +1857,20 @@ assoc_k_scan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32_t
        by_block (the host's choice: enough tiles, all fitting on the GPU at once), in blockIdx
        order, which takes no atomic */
     unsigned int tile = blockIdx.x;
-    if (!by_block) {
-        if (threadIdx.x == 0) {
-            tile_ticket = atomicAdd(work, 1u);
-            if (tile_ticket == n_tiles - 1)
-                work[0] = 0u;                       /* the last ticket: the counter is free again */
-        }
-        __syncthreads();
-        tile = tile_ticket;
-    }
+    if (!by_block)
+        tile = ag_take_ticket(&tile_ticket, work, n_tiles);
     const size_t tile_base = (size_t)tile * AG_TILE;
     const size_t base = tile_base + (size_t)threadIdx.x * 36;   /* this thread's first item */
     const int full = tile_base + AG_TILE <= n;
 
-    /* load: the warp's run of the tile goes straight to shared memory (16-byte cp.async) and stays
-       there until it is stored, so a tile that waits on the look-back holds no registers and more
-       tiles fit on an SM */
+    /* load: the warp's run of the tile goes straight to shared memory and stays there until it is
+       stored, so a tile that waits on the look-back holds no registers and more tiles fit on an SM */
     /* the last, partial tile too: its words that exist, the rest zeros (results past n are not
        stored, and no tile reads the last one's total), so it runs the full tile's code */
     const int staged = aligned16;
-    int32_t *const elems = (int32_t *)stage[warp];     /* the same memory, as whole elements */
-    int32_t *const results = (int32_t *)stage[warp];
-    if (staged) {
-        const uint4 *src = (const uint4 *)(in + tile_base + warp * 1152);
-        if (full) {
-#pragma unroll
-            for (int j = 0; j < 9; ++j) {
-                const int k = j * 32 + lane;
-                ag_copy_async16(&stage[warp][k], &src[k]);
-            }
-        } else {
-            const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int32_t);
-#pragma unroll
-            for (int j = 0; j < 9; ++j) {
-                const int k = j * 32 + lane;
-                const unsigned int bytes = ag_word_bytes(k, run_bytes);
-                ag_copy_async16_first(&stage[warp][k], bytes ? &src[k] : (const uint4 *)in, bytes);
-            }
-        }
-    }
+    uint4 *const warp_stage = stage[warp];   /* the warp's run, from load to store */
+    if (staged)
+        ag_load_run(in, n, tile_base, warp, lane, warp_stage, full);
     if (early)
         ag_follow_stream();   /* the loads are in flight; now the clear has finished */
     if (staged) {
@@ -1643,21 +1879,16 @@ assoc_k_scan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32_t
     }
 
     /* thread: the fold of its own items (their scan waits for the prefix, below) */
-    int32_t t = ag_op_identity();
+    int32_t t;
     if (staged) {
-#pragma unroll
-        for (int c = 0; c < 9; ++c) {
-            uint4 w;
-            int32_t x[4];
-            w = stage[warp][lane * 9 + c];
-            memcpy(x, &w, sizeof x);
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-                t = ag_op_combine(t, ag_op_lift(x[e], base + c * 4 + e));
-        }
+        t = ag_fold_chunks(base, lane, warp_stage);
     } else {
+        /* kept in the kernel: as a function, nvcc compiles the scan by keys at b256_t28 to other
+           code (bench/notes/codegen.md) */
+        t = ag_op_identity();
         /* a partial tile, or data not 16-byte aligned: whole elements into the same shared
            memory, placed by ag_elem_at() */
+        int32_t *const elems = (int32_t *)warp_stage;   /* the same memory, as whole elements */
         const size_t run = tile_base + warp * 1152;
         /* 4-byte words by cp.async, coalesced, none read past the end: a short loop whose
            copies are all in flight at once (straight-line code here would be long, and at
@@ -1680,71 +1911,21 @@ assoc_k_scan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32_t
                 t = ag_op_combine(t, ag_op_lift(elems[ag_elem_at(lane, k)], base + k));
     }
 
-    /* block: what precedes this thread inside the tile */
+    /* scan: what precedes this thread inside the tile */
     int32_t before = ag_block_scan(t, warp_totals, lane, warp);
 
-    /* grid: what precedes this tile, by warp 0 (ag_look_back) */
-    if (warp == 0) {
-        const int32_t prefix = ag_look_back(warp_totals[7], slots, n_tiles, tile, lane);
-        if (lane == 0)
-            tile_prefix = ag_op_combine(init, prefix);
-    }
-    __syncthreads();
-    before = ag_op_combine(tile_prefix, before);
+    /* look-back: what precedes this tile */
+    const int32_t prefix = ag_tile_prefix(&tile_prefix, &warp_totals[7], slots, n_tiles, tile, lane, warp, init);
+    before = ag_op_combine(prefix, before);
 
-    /* thread: its items' results from its prefix on, back into shared memory; then each warp
-       stores its run (ag_store_run) */
+    /* store: the thread's results from its prefix on, back into shared memory; then each warp
+       stores its run */
     if (staged) {
-#pragma unroll
-        for (int c = 0; c < 9; ++c) {
-            uint4 w;
-            int32_t x[4];
-            int32_t y[4];
-            w = stage[warp][lane * 9 + c];
-            memcpy(x, &w, sizeof x);
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                before = ag_op_combine(before, ag_op_lift(x[e], base + c * 4 + e));
-                y[e] = ag_op_finalize(before);
-            }
-            memcpy(&w, y, sizeof w);
-            stage[warp][lane * 9 + c] = w;
-        }
-        uint4 *dst = (uint4 *)(out + tile_base + warp * 1152);
-        if (full) {
-            ag_store_run(dst, stage[warp], lane);
-        } else {
-            __syncwarp();
-            /* the partial tile: whole 16-byte words, then the 4-byte words of the last one */
-            const size_t run_bytes = ag_run_left(n, tile_base, warp) * sizeof(int32_t);
-#pragma unroll
-            for (int j = 0; j < 9; ++j) {
-                const int k = j * 32 + lane;
-                const unsigned int bytes = ag_word_bytes(k, run_bytes);
-                if (bytes == 16) {
-                    dst[k] = stage[warp][k];
-                } else if (bytes > 0) {
-                    const unsigned int *word = (const unsigned int *)&stage[warp][k];
-                    for (unsigned int q = 0; q * 4 < bytes; ++q)
-                        ((unsigned int *)dst)[k * 4 + q] = word[q];
-                }
-            }
-        }
+        ag_chunk_results(base, lane, warp_stage, before);
+        ag_store_words(out, n, tile_base, warp, lane, warp_stage, full);
     } else {
-#pragma unroll 4
-        for (int k = 0; k < 36; ++k) {
-            if (base + k < n) {
-                const int32_t x = elems[ag_elem_at(lane, k)];
-                before = ag_op_combine(before, ag_op_lift(x, base + k));
-                results[ag_elem_at(lane, k)] = ag_op_finalize(before);
-            }
-        }
-        __syncwarp();
-        const size_t run = tile_base + warp * 1152;
-#pragma unroll 4
-        for (int e = lane; e < 1152; e += 32)
-            if (run + e < n)
-                out[run + e] = results[ag_elem_at(e / 36, e % 36)];
+        ag_elem_results(n, base, lane, warp_stage, before);
+        ag_store_elems(out, n, tile_base, warp, lane, warp_stage);
     }
 }
 

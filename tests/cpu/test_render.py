@@ -237,11 +237,11 @@ def test_pdl_where_measured_faster(tmp_path):
         tile.index("ag_start_next();")
         < tile.index(early)
         < tile.index("if (!early)\n        ag_follow_stream();")
-        < tile.index("ag_copy_async16(")
+        < tile.index("ag_load_run(")
         < tile.index("if (early)\n        ag_follow_stream();")
         < tile.index("ag_copy_async_wait();")
-        < tile.index("ag_op_lift(")
-        < tile.index("ag_look_back(")
+        < tile.index("ag_fold_chunks(")
+        < tile.index("ag_tile_prefix(")
     )
     assert "if (tiles >= 2 && tiles <= (size_t)at_once)" in scan
     gen_ok("examples/mat2/spec.toml", "-o", tmp_path / "m")
@@ -410,7 +410,7 @@ type = "f32"
     assert "__launch_bounds__(256, 6)" in at_arch(text["t_segscan_sum_f32_by_i32"])
     assert "_b256_t32(" in text["t_segreduce_sum_f32"]
     # no pad: a word's place is its index (no identity helper); a pad word in eight otherwise
-    assert "stage[warp][lane * 9 + c]" in text["t_scan_sum_f32"] and "return k + k / 8;" in text["t_segreduce_sum_f32"]
+    assert "warp_stage[lane * 9 + c]" in text["t_scan_sum_f32"] and "return k + k / 8;" in text["t_segreduce_sum_f32"]
     # a warp's run of results lies in shared memory as in global memory where there is no pad:
     # one bulk copy (TMA, sm_90) stores it, for accumulators of up to 8 bytes (wider ones spill
     # under the register cap); the segmented reduce stores no tile

@@ -90,13 +90,13 @@ def test_scans_along_rows_carry_the_rounds_before_and_scan_long_rows_by_the_scan
     # the group's lanes before this one, after the rounds before; then the group's total
     assert "before = j == 0 ? carry : ag_op_combine(carry, before);" in src
     assert "carry = ag_op_combine(carry, ag_shfl(upto, (int)last));" in src
-    assert "y[0] = ag_op_finalize(before);" in src  # exclusive: the identity at column 0
+    assert "y = ag_op_finalize(before);" in src  # exclusive: the identity at column 0
     # a few long rows by the whole GPU in one launch: the scan family's kernel in its own
     # namespace, its tickets row after row, a look-back tree a row
     assert "namespace ag_line {" in src and "namespace ag_rows {" in src
     assert "return ag_line::ag_scan_rows(d_in, rows, cols, pitch, d_out, out_pitch, NULL, d_work," in src
     assert "const unsigned int row = ticket / row_tiles, tile = ticket - row * row_tiles;" in src
-    assert "ag_look_back(warp_totals[7], row_slots, row_tiles, tile, lane)" in src
+    assert "ag_tile_prefix(&tile_prefix, &warp_totals[7], row_slots, row_tiles, tile, lane, warp, init)" in src
     assert "ag_line::ag_scan(" not in src and "_clear" not in src  # the one-line scan's entry: not here
     head = "cudaError_t t_rows_exscan_mat2mul_mat2u(const mat2u *d_in, size_t rows, size_t cols, size_t pitch,\n"
     assert head + "    mat2u *d_out, size_t out_pitch," in header

@@ -383,6 +383,7 @@ def main():
     if target:  # PTX is JIT-compiled at load: keep the kernels so compiled (the sanitizer runs reload them)
         os.environ.setdefault("CUDA_CACHE_MAXSIZE", str(4 << 30))
     out = Path(os.environ.get("OUT", BUILD))
+    out.mkdir(parents=True, exist_ok=True)
     exe = str(BUILD / "test_main")
     rc = 0
     with open(out / "gputest.log", "w") as log:
