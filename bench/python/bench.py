@@ -45,6 +45,7 @@ class Row:
     name: str
     size: str
     cells: dict[str, tuple[float | None, str]] = field(default_factory=dict)  # column: (ms, "" or why)
+    ours: Callable[[], Any] | None = None  # our call, timed again beside the C column's
 
 
 def import_libraries() -> None:
@@ -81,6 +82,8 @@ def measure(row: Row, column: str, make: Callable[[], Entry], want: torch.Tensor
         bad = check(kind, got, want, torch)
         ms = host_ms(e.fn, lib("JAX").sync) if e.host else events_ms(torch, e.fn)
         row.cells[column] = (ms, f"wrong: {bad}" if bad else "")
+        if column == "ours" and not bad:
+            row.ours = e.fn
     except NotAvailable as x:
         row.cells[column] = (None, f"n/a ({x})")
     except Exception as x:  # noqa: BLE001 - a library failing on a row is a cell, not the end of the run
@@ -97,10 +100,24 @@ def measure_c(row: Row, run: Callable[[], float], got: torch.Tensor, want: torch
         ms = run()
         bad = check(kind, got, want, torch)
         row.cells["C"] = (ms, f"wrong: {bad}" if bad else "")
+        if row.ours is not None and not bad:
+            alternate(row, run)
     except NotAvailable as x:
         row.cells["C"] = (None, f"n/a ({x})")
     except Exception as x:  # noqa: BLE001
         row.cells["C"] = (None, f"n/a ({type(x).__name__}: {first_line(x)})")
+
+
+def alternate(row: Row, run: Callable[[], float], rounds: int = 2) -> None:
+    """Ours and C timed again in turn (ours, C, ours, C after the first pair), each column's best
+    median kept: the ratio of the two is not the order in which the GPU met them."""
+    assert row.ours is not None
+    best_ours, best_c = row.cells["ours"][0], row.cells["C"][0]
+    for _ in range(rounds):
+        best_ours = min(best_ours or float("inf"), events_ms(torch, row.ours))
+        best_c = min(best_c or float("inf"), run())
+    row.cells["ours"] = (best_ours, row.cells["ours"][1])
+    row.cells["C"] = (best_c, row.cells["C"][1])
 
 
 def measure_copy(row: Row, src: torch.Tensor) -> None:

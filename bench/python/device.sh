@@ -9,6 +9,9 @@ OUT=${OUT:-build/pybench}
 mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH PYTHONUNBUFFERED=1
 export XLA_PYTHON_CLIENT_PREALLOCATE=false   # JAX takes memory as it needs it, beside PyTorch
+# one GPU: on a host of several, JAX would leave the current device on the last, and torch would
+# not hand its tensors over to JAX (DLPack: "Can't export tensors on a different CUDA device index")
+export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
 if ls .whl/*.whl > /dev/null 2>&1; then
     if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl > "$OUT/pip.log" 2>&1; then
