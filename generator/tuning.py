@@ -104,6 +104,13 @@ def fit_blocks(arch: Arch, block: int, asked: int) -> int:
     return min(asked, arch.blocks_per_sm, arch.threads_per_sm // block)
 
 
+def smem_from(arch: Arch) -> int:
+    """The most shared memory an SM holds of `arch` or of any later architecture: its PTX is
+    JIT-compiled there, so blocks asked by shared memory follow the largest SM that runs them
+    (where `arch`'s own SM holds fewer, only the registers asked are fewer)."""
+    return max(a.smem_per_sm for a in ARCHS.values() if a.cuda_arch >= arch.cuda_arch)
+
+
 def at_target(values: ByArch) -> int:
     """The value for TARGET (the architecture the shapes are chosen for) of a by_arch table."""
     return next(v for at, v in values if at <= TARGET.cuda_arch)
@@ -425,9 +432,16 @@ def _scan_min_blocks(inst: Instance, resident: bool, stage: int, arch: Arch) -> 
         # registers for a few accumulators, and keyed or by offsets for its keys or 64-bit bounds
         smem = warps * stage * 16 + 2 * warps * acc.size + 64
         regs = 24 + 4 * acc.words + (8 if inst.heads in (Heads.KEYS, Heads.OFFSETS) else 0)
+        held = arch.smem_per_sm
+        if not inst.heads and arch.threads_per_sm >= TARGET.threads_per_sm:
+            # its PTX runs on later SMs too: blocks by the largest's shared memory; and without bulk
+            # copies (before sm_90) a thread holds more (2x2 matrices took 56 registers, not 40).
+            # Not for segmented tiles, nor SMs of fewer threads (sm_75, sm_86): those spilled so
+            held = smem_from(arch)
+            regs += 2 * acc.words if arch.cuda_arch < 900 else 0
         return min(
             fit_blocks(arch, inst.block, arch.blocks_per_sm),
-            arch.smem_per_sm // (smem + 1024),
+            held // (smem + 1024),
             arch.regs_per_sm // (inst.block * regs),
         )
     if acc.words > 2:  # wide totals would spill under a register cap: the compiler chooses

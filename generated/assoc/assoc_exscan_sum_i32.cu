@@ -558,7 +558,7 @@ static __device__ __forceinline__ void ag_store_elems(int32_t *out, size_t n, si
             out[run + e] = results[ag_elem_at(e / 16, e % 16)];
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
+/* resident blocks an SM asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 5
 #elif __CUDA_ARCH__ >= 900
@@ -974,7 +974,7 @@ static __device__ __forceinline__ void ag_store_elems(int32_t *out, size_t n, si
             out[run + e] = results[ag_elem_at(e / 8, e % 8)];
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
+/* resident blocks an SM asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 6
 #elif __CUDA_ARCH__ >= 900
@@ -1394,7 +1394,7 @@ static __device__ __forceinline__ void ag_store_elems(int32_t *out, size_t n, si
             out[run + e] = results[ag_elem_at(e / 36, e % 36)];
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
+/* resident blocks an SM asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 5
 #elif __CUDA_ARCH__ >= 900
@@ -1406,7 +1406,7 @@ static __device__ __forceinline__ void ag_store_elems(int32_t *out, size_t n, si
 #elif __CUDA_ARCH__ >= 860
 #define AG_SCAN_MIN_BLOCKS 5
 #elif __CUDA_ARCH__ >= 800
-#define AG_SCAN_MIN_BLOCKS 8
+#define AG_SCAN_MIN_BLOCKS 11
 #else
 #define AG_SCAN_MIN_BLOCKS 3
 #endif
@@ -1821,7 +1821,7 @@ static __device__ __forceinline__ void ag_store_elems(int32_t *out, size_t n, si
             out[run + e] = results[ag_elem_at(e / 36, e % 36)];
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
+/* resident blocks an SM asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 2
 #elif __CUDA_ARCH__ >= 900
@@ -1833,7 +1833,7 @@ static __device__ __forceinline__ void ag_store_elems(int32_t *out, size_t n, si
 #elif __CUDA_ARCH__ >= 860
 #define AG_SCAN_MIN_BLOCKS 2
 #elif __CUDA_ARCH__ >= 800
-#define AG_SCAN_MIN_BLOCKS 4
+#define AG_SCAN_MIN_BLOCKS 6
 #else
 #define AG_SCAN_MIN_BLOCKS 1
 #endif

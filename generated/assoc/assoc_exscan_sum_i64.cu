@@ -486,7 +486,7 @@ static __device__ __forceinline__ void ag_store_elems(int64_t *out, size_t n, si
             out[run + e] = results[ag_elem_at(e / 18, e % 18)];
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
+/* resident blocks an SM asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 2
 #elif __CUDA_ARCH__ >= 900
@@ -498,7 +498,7 @@ static __device__ __forceinline__ void ag_store_elems(int64_t *out, size_t n, si
 #elif __CUDA_ARCH__ >= 860
 #define AG_SCAN_MIN_BLOCKS 2
 #elif __CUDA_ARCH__ >= 800
-#define AG_SCAN_MIN_BLOCKS 4
+#define AG_SCAN_MIN_BLOCKS 6
 #else
 #define AG_SCAN_MIN_BLOCKS 1
 #endif

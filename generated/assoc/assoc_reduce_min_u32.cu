@@ -135,7 +135,7 @@ static __device__ __forceinline__ uint32_t ag_grid_fold(const unsigned int *work
     return ag_block_fold(acc, warp_totals);
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
+/* resident blocks an SM asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_REDUCE_MIN_BLOCKS 3
 #elif __CUDA_ARCH__ >= 900

@@ -556,7 +556,7 @@ static __device__ __forceinline__ void ag_store_elems(float *out, size_t n, size
             out[run + e] = results[ag_elem_at(e / 16, e % 16)];
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
+/* resident blocks an SM asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 5
 #elif __CUDA_ARCH__ >= 900
@@ -970,7 +970,7 @@ static __device__ __forceinline__ void ag_store_elems(float *out, size_t n, size
             out[run + e] = results[ag_elem_at(e / 8, e % 8)];
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
+/* resident blocks an SM asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 6
 #elif __CUDA_ARCH__ >= 900
@@ -1388,7 +1388,7 @@ static __device__ __forceinline__ void ag_store_elems(float *out, size_t n, size
             out[run + e] = results[ag_elem_at(e / 36, e % 36)];
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
+/* resident blocks an SM asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 5
 #elif __CUDA_ARCH__ >= 900
@@ -1400,7 +1400,7 @@ static __device__ __forceinline__ void ag_store_elems(float *out, size_t n, size
 #elif __CUDA_ARCH__ >= 860
 #define AG_SCAN_MIN_BLOCKS 5
 #elif __CUDA_ARCH__ >= 800
-#define AG_SCAN_MIN_BLOCKS 8
+#define AG_SCAN_MIN_BLOCKS 11
 #else
 #define AG_SCAN_MIN_BLOCKS 3
 #endif
@@ -1813,7 +1813,7 @@ static __device__ __forceinline__ void ag_store_elems(float *out, size_t n, size
             out[run + e] = results[ag_elem_at(e / 36, e % 36)];
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
+/* resident blocks an SM asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 2
 #elif __CUDA_ARCH__ >= 900
@@ -1825,7 +1825,7 @@ static __device__ __forceinline__ void ag_store_elems(float *out, size_t n, size
 #elif __CUDA_ARCH__ >= 860
 #define AG_SCAN_MIN_BLOCKS 2
 #elif __CUDA_ARCH__ >= 800
-#define AG_SCAN_MIN_BLOCKS 4
+#define AG_SCAN_MIN_BLOCKS 6
 #else
 #define AG_SCAN_MIN_BLOCKS 1
 #endif

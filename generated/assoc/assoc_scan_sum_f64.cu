@@ -485,7 +485,7 @@ static __device__ __forceinline__ void ag_store_elems(double *out, size_t n, siz
             out[run + e] = results[ag_elem_at(e / 18, e % 18)];
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for: what its SM holds */
+/* resident blocks an SM asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
 #define AG_SCAN_MIN_BLOCKS 2
 #elif __CUDA_ARCH__ >= 900
@@ -497,7 +497,7 @@ static __device__ __forceinline__ void ag_store_elems(double *out, size_t n, siz
 #elif __CUDA_ARCH__ >= 860
 #define AG_SCAN_MIN_BLOCKS 2
 #elif __CUDA_ARCH__ >= 800
-#define AG_SCAN_MIN_BLOCKS 4
+#define AG_SCAN_MIN_BLOCKS 6
 #else
 #define AG_SCAN_MIN_BLOCKS 1
 #endif

@@ -146,14 +146,30 @@ def test_every_builtin_shape_fits_every_architecture():
     assert not problems, "\n".join(problems)
 
 
+def asked_at(runs: tuple[tuple[int, int], ...], cuda_arch: int) -> int:
+    """A by_arch table's value for one __CUDA_ARCH__, as the generated #if chain reads it."""
+    return next((blocks for at, blocks in runs if cuda_arch >= at), runs[-1][1])
+
+
 def test_minimum_blocks_differ_by_architecture_where_the_sm_does():
-    """The default scan tile's ask: sm_90's unchanged, fewer where the SM holds fewer threads."""
+    """The default scan tile's ask: sm_90's unchanged; the same in an sm_80 build (its PTX runs on
+    sm_90 too, and its SM holds as many threads); fewer where the SM holds fewer threads and less
+    shared memory (sm_75, sm_86, sm_120)."""
     spec = specs.parse({"prefix": "q", "scan": [{"op": "sum", "type": "f32"}]}, "s.toml")
     (inst,) = spec.instances
-    runs = dict(tuning.scan_shape(inst).min_blocks_by_arch)
-    assert tuning.scan_shape(inst).min_blocks == tuning.at_target(tuple(runs.items())) == runs[900]
-    assert runs[750] < runs[860] < runs[900]
+    runs = tuning.scan_shape(inst).min_blocks_by_arch
+    assert tuning.scan_shape(inst).min_blocks == tuning.at_target(runs) == asked_at(runs, 900)
+    assert asked_at(runs, 800) == asked_at(runs, 900)
+    assert max(asked_at(runs, a) for a in (750, 860, 1200)) < asked_at(runs, 900)
     assert re.fullmatch(r"sm_\d+", tuning.TARGET.name)
+
+
+def test_shared_memory_of_later_sms_counts():
+    """Blocks by shared memory follow the largest SM of the architecture or any later one."""
+    arch = tuning.ARCHS
+    assert tuning.smem_from(arch["sm_75"]) == tuning.smem_from(arch["sm_80"]) == arch["sm_90"].smem_per_sm
+    assert tuning.smem_from(arch["sm_120"]) == arch["sm_120"].smem_per_sm
+    assert all(tuning.smem_from(a) >= a.smem_per_sm for a in arch.values())
 
 
 def test_tune_candidates_ask_the_tuned_gpus_full_sm():
