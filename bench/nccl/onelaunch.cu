@@ -272,16 +272,17 @@ __device__ void Exchange::operator()(mat2 acc) const
 {
     __shared__ uint32_t mine[WORDS], got[MAX_RANKS * WORDS];
     __shared__ unsigned epoch;
-    __shared__ int late;
+    __shared__ int stale, late;
     const int t = threadIdx.x, ranks = ctx->ranks, me = ctx->me;
     if (t == 0) {
         epoch = ctx->epoch + 1;
         ctx->epoch = epoch;
-        late = ctx->timeout != 0; // once a wait has given up, every later call gives up at once
+        stale = ctx->timeout != 0; // once a wait here has given up, every later call gives up at once
+        late = 0;
         mine[0] = acc.a, mine[1] = acc.b, mine[2] = acc.c, mine[3] = acc.d;
     }
     __syncthreads();
-    if (late)
+    if (stale)
         return;              // d_out left as it was
     if (t < ranks * WORDS) { // one warp: thread t stores word t % WORDS to rank t / WORDS ...
         const int q = t / WORDS, w = t % WORDS;
@@ -334,6 +335,16 @@ struct Rank {
 };
 
 static std::vector<Rank> ranks;
+
+// every device idle (what the legacy stream or a pageable copy left queued done before the
+// non-blocking streams' next kernels)
+static void sync_all()
+{
+    for (int r = 0; r < R; ++r) {
+        CK(cudaSetDevice(r));
+        CK(cudaDeviceSynchronize());
+    }
+}
 
 // f(r) on every rank at once, a host thread each, on its device
 static void on_ranks(const std::function<void(int)> &f)
@@ -395,6 +406,7 @@ static bool setup()
         c.ranks = R, c.me = r;
         CK(cudaMemcpy(ranks[r].ctx, &c, sizeof c, cudaMemcpyHostToDevice));
     }
+    sync_all();
     return ok;
 }
 
@@ -441,6 +453,7 @@ static void make_data(size_t n, mat2 *expect, mat2 *reversed)
             reversed[d] = mul(reversed[d], parts[R - 1 - r]);
         }
     }
+    sync_all();
 }
 
 static void alloc(size_t n)
@@ -538,7 +551,7 @@ static int check_path(Path path, size_t n, const mat2 *expect, std::vector<std::
     got.assign(R, std::vector<mat2>(CHECK_CALLS));
     on_ranks([&](int r) {
         Rank &k = ranks[r];
-        CK(cudaMemset(k.out, 0, CHECK_CALLS * sizeof(mat2)));
+        CK(cudaMemsetAsync(k.out, 0, CHECK_CALLS * sizeof(mat2), k.s));
         for (int i = 0; i < CHECK_CALLS; ++i)
             call(path, r, n, i % DATASETS, k.out + i);
         CK(cudaStreamSynchronize(k.s));
