@@ -13,8 +13,11 @@
 // them), on three data sets in turn, each call's result to its own slot, are checked on every
 // rank bit for bit against a CPU fold in rank order, and (c) against (b).
 //   ./onelaunch      every visible GPU a rank, a host thread each (bench/nccl/run.sh, STEPS=onelaunch)
-// Prints a table (rank 0's medians of 15 runs of 50 calls, us a call), the checks, and any rank's
-// timeout (a wait for the peers that gave up: a missing or late rank); exit 1 on either.
+// Prints a table (rank 0's medians of 15 runs of 50 calls, us a call): the local reduce alone,
+// NCCL's all-reduce of one float alone, (a), (b), (c), and (c) over (a) and over the sum of the
+// first two (the issue's measure, timed apart as bench/nccl/bench.cu does); the checks; any
+// rank's timeout (a wait for the peers that gave up: a missing or late rank).  Exit 1 on a
+// wrong result or a timeout.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -491,13 +494,17 @@ static int grid_for(size_t n)
     return (int)std::min<size_t>((n + 2047) / 2048, (size_t)std::min(sms, MAX_BLOCKS));
 }
 
-enum Path { LOCAL, BASELINE, THREE, ONE };
+enum Path { LOCAL, BASELINE, THREE, ONE, NCCL_ONLY };
 
 // one call of `path` on rank r over data set d, the result (b, c) to `out`
 static void call(Path path, int r, size_t n, int d, mat2 *out)
 {
     Rank &k = ranks[r];
     const int grid = grid_for(n);
+    if (path == NCCL_ONLY) {
+        ncclAllReduce(k.one, k.one, 1, ncclFloat32, ncclSum, comms[r], k.s);
+        return;
+    }
     if (path == ONE) {
         reduce_kernel<<<grid, THREADS, 0, k.s>>>(k.in[d], n, k.work, Exchange{ k.ctx, out });
         return;
@@ -612,16 +619,17 @@ static int row(size_t n, bool &one_launch)
         wrong += check_path(ONE, n, expect, one, &three);
         one_launch = timeouts(false) == 0;
     }
-    const double local = time_path(LOCAL, n), base = time_path(BASELINE, n), b = time_path(THREE, n);
-    char c[64] = "       - |       -";
+    const double local = time_path(LOCAL, n), nccl = time_path(NCCL_ONLY, n);
+    const double base = time_path(BASELINE, n), b = time_path(THREE, n);
+    char c[64] = "       - |       -       -";
     if (one_launch) {
         const double t = time_path(ONE, n);
         wrong += last_results(n, expect[0]);
         one_launch = timeouts(false) == 0;
-        snprintf(c, sizeof c, "%8.1f | %7.2f", t, t / base);
+        snprintf(c, sizeof c, "%8.1f | %7.2f %7.2f", t, t / base, t / (local + nccl));
     }
     const bool order = !same(expect[0], reversed[0]);
-    printf("%10zu %6d | %8.1f | %8.1f %8.1f %s | %7.2f | %s%s\n", n, grid_for(n), local, base, b, c, b / base,
+    printf("%10zu %6d | %8.1f %8.1f | %8.1f %8.1f %s %7.2f | %s%s\n", n, grid_for(n), local, nccl, base, b, c, b / base,
            wrong ? "WRONG" : "ok", order || R == 1 ? "" : " (rank order not told apart)");
     fflush(stdout);
     release();
@@ -656,8 +664,8 @@ int main(int argc, char **argv)
            "calls\n",
            R, prop.name, version, REPS, CALLS);
     bool one_launch = setup();
-    printf("%10s %6s | %8s | %8s %8s %8s | %7s | %7s | %s\n", "n a rank", "blocks", "local", "(a) base", "(b) 3",
-           "(c) 1", "(c)/(a)", "(b)/(a)", "check: (b), (c) on every rank = CPU, (c) = (b)");
+    printf("%10s %6s | %8s %8s | %8s %8s %8s | %7s %7s %7s | %s\n", "n a rank", "blocks", "local", "NCCL 1f",
+           "(a) base", "(b) 3", "(c) 1", "(c)/(a)", "(c)/sum", "(b)/(a)", "check");
     int wrong = 0;
     for (size_t n : { (size_t)1, (size_t)32, (size_t)1024, (size_t)1 << 14, (size_t)1 << 17, (size_t)1 << 20 })
         wrong += row(n, one_launch);
