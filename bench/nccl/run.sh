@@ -14,6 +14,9 @@
 # FORMS may also name "mpi" (where mpicxx is found): the three built with -DAG_WITH_MPI, the NCCL id
 # by MPI_Bcast, started by $MPIRUN (default "mpirun -np G"; as root Open MPI wants
 # MPIRUN="mpirun --allow-run-as-root -np G").
+# STEPS may also name "onelaunch" (not a default): bench/nccl/onelaunch.cu, the one-launch all-reduce
+# prototype of issue 48, built alone and run in the threaded form (onelaunch-threads-<G>gpu.txt), e.g.
+#   FORMS=threads STEPS=onelaunch bash bench/nccl/run.sh
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-build/nccl-bench}; mkdir -p "$OUT"
@@ -23,7 +26,12 @@ has() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
 . tests/gpu/pyshim.sh
 B=build/nccl
 mkdir -p $B
-if [ "${SKIP_BUILD:-0}" != 1 ]; then
+if has "$STEPS" onelaunch && [ "${SKIP_BUILD:-0}" != 1 ]; then
+    nvcc -O3 -arch=sm_90 -std=c++17 -o $B/onelaunch bench/nccl/onelaunch.cu -lnccl -lpthread > "$OUT/onelaunch-build.log" 2>&1 ||
+        { tail -20 "$OUT/onelaunch-build.log"; exit 1; }
+fi
+gen=0; for s in test example bench sanitize; do has "$STEPS" $s && gen=1; done   # the generated code's steps
+if [ "${SKIP_BUILD:-0}" != 1 ] && [ $gen = 1 ]; then
 python3 -m assocgen tests/gpu/nccl/spec.toml -o $B/src --no-compile-check > /dev/null || exit 1
 flags="-O3 -arch=sm_90 -std=c++17"
 # the test's objects with the one-rank shortcut off (the general path runs on one GPU too)
@@ -69,6 +77,10 @@ for form in $FORMS; do
             has "$STEPS" test && { $B/nccl_test "$@" > "$OUT/nccl-test-$tag.txt" 2>&1; rc=$?; }
             has "$STEPS" example && { $B/example/nccl > "$OUT/example-$tag.txt" 2>&1; erc=$?; }
             has "$STEPS" bench && { $B/nccl_bench > "$OUT/nccl-bench-$tag.txt" 2>&1; brc=$?; }
+            if has "$STEPS" onelaunch; then   # a missing rank's wait gives up after 5 s; 300 s in all
+                timeout 300 $B/onelaunch > "$OUT/onelaunch-threads-${G}gpu.txt" 2>&1
+                echo "== onelaunch threads-${G}gpu: rc=$?"; cat "$OUT/onelaunch-threads-${G}gpu.txt"
+            fi
         elif [ "$form" = mpi ]; then
             # shellcheck disable=SC2206  # $MPIRUN: a command and its flags
             run=(${MPIRUN:-mpirun -np $G} env "AG_NCCL_TRANSPORT=$transport")
