@@ -3,6 +3,7 @@ switch, what the header declares, that a spec without it is untouched, the opera
 through NCCL's own all-reduce, and nvcc over the GPU test's spec (tests/gpu/nccl/spec.toml; the
 GPU test: bench/nccl/run.sh)."""
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,13 @@ def test_nvcc_compiles_the_gpu_tests_spec_as_one_header(tmp_path, nvcc):  # noqa
     files["impl.cu"] = '#define NT_IMPLEMENTATION\n#include "nt.h"\n'
     compiled, problems = nvcc_problems(files, tmp_path)
     assert compiled == 1 and not problems, "\n".join(problems)
+
+
+def test_nvcc_compiles_the_one_launch_prototype(tmp_path, nvcc):
+    """bench/nccl/onelaunch.cu (run on the GPU machine by bench/nccl/run.sh, STEPS=onelaunch)
+    compiles for sm_90 and as compute_80 PTX, with no warning."""
+    src = Path(__file__).parents[2] / "bench" / "nccl" / "onelaunch.cu"
+    for arch in ("sm_90", "compute_80"):
+        cmd = [nvcc, "-O3", "-std=c++17", f"-arch={arch}", "-Werror", "all-warnings", "-c", str(src)]
+        r = subprocess.run([*cmd, "-o", str(tmp_path / f"onelaunch-{arch}.o")], capture_output=True, text=True)
+        assert r.returncode == 0 and not r.stderr.strip(), r.stderr[-2000:]
