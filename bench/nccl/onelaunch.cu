@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "../../examples/nccl/ranks.h"
+#include "../common.cuh"
 #include "../../tests/gpu/nccl/comms.h"
 
 typedef unsigned long long u64;
@@ -315,15 +316,6 @@ __device__ void Exchange::operator()(mat2 acc) const
 static int R = 0, sms = 0; // the ranks; the multiprocessors of GPU 0
 static std::vector<ncclComm_t> comms;
 
-#define CK(call)                                                                                                       \
-    do {                                                                                                               \
-        cudaError_t ck_ = (call);                                                                                      \
-        if (ck_ != cudaSuccess) {                                                                                      \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(ck_));                    \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-
 // one rank's buffers on its device (rank r's device is r)
 struct Rank {
     cudaStream_t s = nullptr;
@@ -344,8 +336,8 @@ static std::vector<Rank> ranks;
 static void sync_all()
 {
     for (int r = 0; r < R; ++r) {
-        CK(cudaSetDevice(r));
-        CK(cudaDeviceSynchronize());
+        CHECK(cudaSetDevice(r));
+        CHECK(cudaDeviceSynchronize());
     }
 }
 
@@ -355,7 +347,7 @@ static void on_ranks(const std::function<void(int)> &f)
     std::vector<std::thread> threads;
     for (int r = 0; r < R; ++r)
         threads.emplace_back([&f, r] {
-            CK(cudaSetDevice(r));
+            CHECK(cudaSetDevice(r));
             f(r);
         });
     for (auto &t : threads)
@@ -370,28 +362,28 @@ static bool setup()
     ranks.resize(R);
     for (int r = 0; r < R; ++r) {
         Rank &k = ranks[r];
-        CK(cudaSetDevice(r));
-        CK(cudaStreamCreateWithFlags(&k.s, cudaStreamNonBlocking));
-        CK(cudaMalloc(&k.work.partials, MAX_BLOCKS * sizeof(mat2)));
-        CK(cudaMalloc(&k.work.ticket, sizeof(unsigned)));
-        CK(cudaMemset(k.work.ticket, 0, sizeof(unsigned)));
-        CK(cudaMalloc(&k.box, 2 * MAX_RANKS * WORDS * sizeof(u64)));
-        CK(cudaMemset(k.box, 0, 2 * MAX_RANKS * WORDS * sizeof(u64)));
-        CK(cudaMalloc(&k.ctx, sizeof(Ctx)));
+        CHECK(cudaSetDevice(r));
+        CHECK(cudaStreamCreateWithFlags(&k.s, cudaStreamNonBlocking));
+        CHECK(cudaMalloc(&k.work.partials, MAX_BLOCKS * sizeof(mat2)));
+        CHECK(cudaMalloc(&k.work.ticket, sizeof(unsigned)));
+        CHECK(cudaMemset(k.work.ticket, 0, sizeof(unsigned)));
+        CHECK(cudaMalloc(&k.box, 2 * MAX_RANKS * WORDS * sizeof(u64)));
+        CHECK(cudaMemset(k.box, 0, 2 * MAX_RANKS * WORDS * sizeof(u64)));
+        CHECK(cudaMalloc(&k.ctx, sizeof(Ctx)));
     }
     bool ok = true;
     for (int r = 0; r < R; ++r) {
-        CK(cudaSetDevice(r));
+        CHECK(cudaSetDevice(r));
         // the kernels loaded now: a lazy load at a first launch may wait for the context, and a
         // kernel that spins on peers must not wait on a load (CUDA_MODULE_LOADING=LAZY)
         cudaFuncAttributes fa;
-        CK(cudaFuncGetAttributes(&fa, reduce_kernel<Exchange>));
-        CK(cudaFuncGetAttributes(&fa, reduce_kernel<StoreAcc>));
-        CK(cudaFuncGetAttributes(&fa, fold_ranks));
+        CHECK(cudaFuncGetAttributes(&fa, reduce_kernel<Exchange>));
+        CHECK(cudaFuncGetAttributes(&fa, reduce_kernel<StoreAcc>));
+        CHECK(cudaFuncGetAttributes(&fa, fold_ranks));
         for (int q = 0; q < R; ++q) {
             int can = 1;
             if (q != r)
-                CK(cudaDeviceCanAccessPeer(&can, r, q));
+                CHECK(cudaDeviceCanAccessPeer(&can, r, q));
             if (!can) {
                 printf("no peer access from GPU %d to GPU %d: (c) skipped\n", r, q);
                 ok = false;
@@ -400,14 +392,14 @@ static bool setup()
                 if (e == cudaErrorPeerAccessAlreadyEnabled) // (NCCL may have enabled it)
                     cudaGetLastError();
                 else
-                    CK(e);
+                    CHECK(e);
             }
         }
         Ctx c{};
         for (int q = 0; q < R; ++q)
             c.peers[q] = ranks[q].box;
         c.ranks = R, c.me = r;
-        CK(cudaMemcpy(ranks[r].ctx, &c, sizeof c, cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(ranks[r].ctx, &c, sizeof c, cudaMemcpyHostToDevice));
     }
     sync_all();
     return ok;
@@ -447,8 +439,8 @@ static void make_data(size_t n, mat2 *expect, mat2 *reversed)
         for (int r = 0; r < R; ++r) {
             const auto v = random_part(n, (unsigned)(n * 131 + d * 17 + r));
             parts[r] = cpu_fold(v);
-            CK(cudaSetDevice(r));
-            CK(cudaMemcpy(ranks[r].in[d], v.data(), n * sizeof(mat2), cudaMemcpyHostToDevice));
+            CHECK(cudaSetDevice(r));
+            CHECK(cudaMemcpy(ranks[r].in[d], v.data(), n * sizeof(mat2), cudaMemcpyHostToDevice));
         }
         expect[d] = reversed[d] = identity();
         for (int r = 0; r < R; ++r) {
@@ -463,14 +455,14 @@ static void alloc(size_t n)
 {
     for (int r = 0; r < R; ++r) {
         Rank &k = ranks[r];
-        CK(cudaSetDevice(r));
+        CHECK(cudaSetDevice(r));
         for (auto &p : k.in)
-            CK(cudaMalloc(&p, n * sizeof(mat2)));
-        CK(cudaMalloc(&k.acc, sizeof(mat2)));
-        CK(cudaMalloc(&k.gathered, R * sizeof(mat2)));
-        CK(cudaMalloc(&k.out, CHECK_CALLS * sizeof(mat2)));
-        CK(cudaMalloc(&k.one, sizeof(float)));
-        CK(cudaMemset(k.one, 0, sizeof(float)));
+            CHECK(cudaMalloc(&p, n * sizeof(mat2)));
+        CHECK(cudaMalloc(&k.acc, sizeof(mat2)));
+        CHECK(cudaMalloc(&k.gathered, R * sizeof(mat2)));
+        CHECK(cudaMalloc(&k.out, CHECK_CALLS * sizeof(mat2)));
+        CHECK(cudaMalloc(&k.one, sizeof(float)));
+        CHECK(cudaMemset(k.one, 0, sizeof(float)));
     }
 }
 
@@ -478,13 +470,13 @@ static void release()
 {
     for (int r = 0; r < R; ++r) {
         Rank &k = ranks[r];
-        CK(cudaSetDevice(r));
+        CHECK(cudaSetDevice(r));
         for (auto p : k.in)
-            CK(cudaFree(p));
-        CK(cudaFree(k.acc));
-        CK(cudaFree(k.gathered));
-        CK(cudaFree(k.out));
-        CK(cudaFree(k.one));
+            CHECK(cudaFree(p));
+        CHECK(cudaFree(k.acc));
+        CHECK(cudaFree(k.gathered));
+        CHECK(cudaFree(k.out));
+        CHECK(cudaFree(k.one));
     }
 }
 
@@ -525,26 +517,26 @@ static double time_path(Path path, size_t n)
     on_ranks([&](int r) {
         Rank &k = ranks[r];
         cudaEvent_t a, b;
-        CK(cudaEventCreate(&a));
-        CK(cudaEventCreate(&b));
+        CHECK(cudaEventCreate(&a));
+        CHECK(cudaEventCreate(&b));
         for (int i = 0; i < 10; ++i)
             call(path, r, n, 0, k.out);
         std::vector<float> t;
         for (int rep = 0; rep < REPS; ++rep) {
-            CK(cudaEventRecord(a, k.s));
+            CHECK(cudaEventRecord(a, k.s));
             for (int i = 0; i < CALLS; ++i)
                 call(path, r, n, 0, k.out);
-            CK(cudaEventRecord(b, k.s));
-            CK(cudaEventSynchronize(b));
+            CHECK(cudaEventRecord(b, k.s));
+            CHECK(cudaEventSynchronize(b));
             float ms = 0;
-            CK(cudaEventElapsedTime(&ms, a, b));
+            CHECK(cudaEventElapsedTime(&ms, a, b));
             t.push_back(ms * 1000 / CALLS);
         }
-        CK(cudaGetLastError());
+        CHECK(cudaGetLastError());
         std::sort(t.begin(), t.end());
         med[r] = t[REPS / 2];
-        CK(cudaEventDestroy(a));
-        CK(cudaEventDestroy(b));
+        CHECK(cudaEventDestroy(a));
+        CHECK(cudaEventDestroy(b));
     });
     return med[0];
 }
@@ -558,12 +550,12 @@ static int check_path(Path path, size_t n, const mat2 *expect, std::vector<std::
     got.assign(R, std::vector<mat2>(CHECK_CALLS));
     on_ranks([&](int r) {
         Rank &k = ranks[r];
-        CK(cudaMemsetAsync(k.out, 0, CHECK_CALLS * sizeof(mat2), k.s));
+        CHECK(cudaMemsetAsync(k.out, 0, CHECK_CALLS * sizeof(mat2), k.s));
         for (int i = 0; i < CHECK_CALLS; ++i)
             call(path, r, n, i % DATASETS, k.out + i);
-        CK(cudaStreamSynchronize(k.s));
-        CK(cudaGetLastError());
-        CK(cudaMemcpy(got[r].data(), k.out, CHECK_CALLS * sizeof(mat2), cudaMemcpyDeviceToHost));
+        CHECK(cudaStreamSynchronize(k.s));
+        CHECK(cudaGetLastError());
+        CHECK(cudaMemcpy(got[r].data(), k.out, CHECK_CALLS * sizeof(mat2), cudaMemcpyDeviceToHost));
     });
     int wrong = 0;
     for (int r = 0; r < R; ++r)
@@ -582,8 +574,8 @@ static int timeouts(bool say)
     int late = 0;
     for (int r = 0; r < R; ++r) {
         Ctx c;
-        CK(cudaSetDevice(r));
-        CK(cudaMemcpy(&c, ranks[r].ctx, sizeof c, cudaMemcpyDeviceToHost));
+        CHECK(cudaSetDevice(r));
+        CHECK(cudaMemcpy(&c, ranks[r].ctx, sizeof c, cudaMemcpyDeviceToHost));
         if (c.timeout && say)
             printf("TIMEOUT: rank %d gave up waiting for its peers at call %u (of %u)\n", r, c.timeout, c.epoch);
         late += c.timeout != 0;
@@ -597,8 +589,8 @@ static int last_results(size_t n, mat2 expect)
     int wrong = 0;
     for (int r = 0; r < R; ++r) {
         mat2 got;
-        CK(cudaSetDevice(r));
-        CK(cudaMemcpy(&got, ranks[r].out, sizeof got, cudaMemcpyDeviceToHost));
+        CHECK(cudaSetDevice(r));
+        CHECK(cudaMemcpy(&got, ranks[r].out, sizeof got, cudaMemcpyDeviceToHost));
         if (!same(got, expect)) {
             printf("WRONG: path c, n %zu, rank %d, after the timed calls\n", n, r);
             ++wrong;
@@ -656,7 +648,7 @@ int main(int argc, char **argv)
         return 2;
     }
     cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
+    CHECK(cudaGetDeviceProperties(&prop, 0));
     sms = prop.multiProcessorCount;
     int version = 0;
     ncclGetVersion(&version);
