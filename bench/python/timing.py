@@ -9,7 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 REPS = 15  # samples a column; each sample K calls back to back, K from a first estimate
-TARGET_MS = 2.0  # a sample lasts at least this long (K = ceil(2 ms / t), at most 200)
+TARGET_MS = 10.0  # a sample lasts at least this long (K = ceil(10 ms / t), at most 1000): the host's
+# time before a sample's first call (the GPU idle) is then at most a few tenths of a percent
 
 
 class NotAvailable(Exception):
@@ -18,7 +19,7 @@ class NotAvailable(Exception):
 
 def calls_for(ms: float) -> int:
     """K calls a sample for a call of about `ms` milliseconds."""
-    return max(1, min(200, math.ceil(TARGET_MS / max(ms, 1e-3))))
+    return max(1, min(1000, math.ceil(TARGET_MS / max(ms, 1e-3))))
 
 
 def events_ms(torch: Any, fn: Callable[[], Any]) -> float:
