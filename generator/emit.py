@@ -89,21 +89,6 @@ def _shift(code: str, by: int) -> str:
     )
 
 
-def _wrapped(parts: Sequence[str], lead: str, end: str = ")", indent: str = "    ", width: int = 120) -> str:
-    """`lead` and `parts` joined by ", " then `end`, lines broken after a comma where one would run
-    past `width` (a signature or a call whose names the spec chose); lines after the first at `indent`."""
-    lines, line = [], lead
-    for k, part in enumerate(parts):
-        piece = part + (", " if k + 1 < len(parts) else end)
-        if len(line) + len(piece.rstrip()) > width and line.strip() and line != lead:
-            lines.append(line.rstrip())
-            line = indent
-        line += piece
-    if not parts:
-        line += end
-    return "\n".join([*lines, line])
-
-
 def environment() -> jinja2.Environment:
     """The templates' environment: strict, trimmed, and with the helpers that simplify as they render."""
     env = jinja2.Environment(
@@ -118,7 +103,7 @@ def environment() -> jinja2.Environment:
     env.globals.update(mul=_mul, div=_div, mod=_mod, add=_add, WORK_HEADER=tuning.SLOT0 * 4)
     env.filters["uses"] = _uses
     env.filters["shift"] = _shift
-    env.globals.update(wrapped=_wrapped, used=_used)
+    env.globals.update(used=_used)
     env.filters["simplified"] = simplify.one_trip_loops
     return env
 

@@ -111,9 +111,14 @@ def smem_from(arch: Arch) -> int:
     return max(a.smem_per_sm for a in ARCHS.values() if a.cuda_arch >= arch.cuda_arch)
 
 
+def at_arch(values: ByArch, cuda_arch: int) -> int:
+    """A by_arch table's value for one __CUDA_ARCH__, as the generated #if chain reads it."""
+    return next((v for at, v in values if at <= cuda_arch), values[-1][1])
+
+
 def at_target(values: ByArch) -> int:
     """The value for TARGET (the architecture the shapes are chosen for) of a by_arch table."""
-    return next(v for at, v in values if at <= TARGET.cuda_arch)
+    return at_arch(values, TARGET.cuda_arch)
 
 
 # ---- tiles: what a thread holds

@@ -765,13 +765,13 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         /* the tiles load early where they go in blockIdx order and the data is aligned: then the
            clear lets them in only once the work before the call has finished */
         err = ag_launch(assoc_k_exscan_sum_i32_b256_t16_clear,
-                        (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream, 1,
-                        (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+            (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream, 1,
+            (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
-    err = ag_launch(assoc_k_exscan_sum_i32_b256_t16, (unsigned int)tiles, 256, stream, 1, d_in, n, d_out,
-                    first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+    err = ag_launch(assoc_k_exscan_sum_i32_b256_t16, (unsigned int)tiles, 256, stream, 1, d_in, n, d_out, first,
+        (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
     if (err != cudaSuccess)
         return err;
     return cudaSuccess;
@@ -1177,13 +1177,13 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         /* the tiles load early where they go in blockIdx order and the data is aligned: then the
            clear lets them in only once the work before the call has finished */
         err = ag_launch(assoc_k_exscan_sum_i32_b256_t8_clear,
-                        (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream, 1,
-                        (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+            (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream, 1,
+            (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
     err = ag_launch(assoc_k_exscan_sum_i32_b256_t8, (unsigned int)tiles, 256, stream, 1, d_in, n, d_out, first,
-                    (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+        (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
     if (err != cudaSuccess)
         return err;
     return cudaSuccess;
@@ -1601,13 +1601,13 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         /* the tiles load early where they go in blockIdx order and the data is aligned: then the
            clear lets them in only once the work before the call has finished */
         err = ag_launch(assoc_k_exscan_sum_i32_b128_t36_clear,
-                        (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream, 1,
-                        (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+            (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream, 1,
+            (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
-    err = ag_launch(assoc_k_exscan_sum_i32_b128_t36, (unsigned int)tiles, 128, stream, 1, d_in, n, d_out,
-                    first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+    err = ag_launch(assoc_k_exscan_sum_i32_b128_t36, (unsigned int)tiles, 128, stream, 1, d_in, n, d_out, first,
+        (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
     if (err != cudaSuccess)
         return err;
     return cudaSuccess;
@@ -2028,13 +2028,13 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
         /* the tiles load early where they go in blockIdx order and the data is aligned: then the
            clear lets them in only once the work before the call has finished */
         err = ag_launch(assoc_k_exscan_sum_i32_b256_t36_clear,
-                        (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream, 1,
-                        (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+            (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream, 1,
+            (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
-    err = ag_launch(assoc_k_exscan_sum_i32_b256_t36, (unsigned int)tiles, 256, stream, 1, d_in, n, d_out,
-                    first, (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+    err = ag_launch(assoc_k_exscan_sum_i32_b256_t36, (unsigned int)tiles, 256, stream, 1, d_in, n, d_out, first,
+        (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
     if (err != cudaSuccess)
         return err;
     return cudaSuccess;

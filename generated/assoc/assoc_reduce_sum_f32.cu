@@ -399,13 +399,13 @@ extern "C" cudaError_t assoc_reduce_sum_f32(const float *d_in, size_t n, float *
             return err;
         apart = capture == cudaStreamCaptureStatusActive;
     }
-    err = ag_launch(assoc_k_reduce_sum_f32_b256_t16, (unsigned int)grid, 256, stream, n <= AG_PDL_MAX_ELEMS,
-                    d_in, n, d_out, (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0, apart);
+    err = ag_launch(assoc_k_reduce_sum_f32_b256_t16, (unsigned int)grid, 256, stream, n <= AG_PDL_MAX_ELEMS, d_in, n,
+        d_out, (unsigned int *)d_work, ((uintptr_t)d_in & 15) == 0, apart);
     if (err != cudaSuccess)
         return err;
     if (apart) {
         err = ag_launch(assoc_k_reduce_sum_f32_b256_t16_fold, 1, 256, stream, 1, (const unsigned int *)d_work,
-                        (unsigned int)grid, d_out);
+            (unsigned int)grid, d_out);
         if (err != cudaSuccess)
             return err;
     }

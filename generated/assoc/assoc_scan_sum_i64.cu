@@ -771,13 +771,13 @@ extern "C" cudaError_t assoc_scan_sum_i64(const int64_t *d_in, size_t n, int64_t
         /* the tiles load early where they go in blockIdx order and the data is aligned: then the
            clear lets them in only once the work before the call has finished */
         err = ag_launch(assoc_k_scan_sum_i64_b256_t18_clear,
-                        (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream, 1,
-                        (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
+            (unsigned int)((words + 255) / 256 < 1024 ? (words + 255) / 256 : 1024), 256, stream, 1,
+            (unsigned int *)d_work, (unsigned int)tiles, by_block && (any_bits & 15) == 0);
         if (err != cudaSuccess)
             return err;
     }
     err = ag_launch(assoc_k_scan_sum_i64_b256_t18, (unsigned int)tiles, 256, stream, 1, d_in, n, d_out, first,
-                    (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
+        (unsigned int *)d_work, (unsigned int)tiles, by_block, (any_bits & 15) == 0);
     if (err != cudaSuccess)
         return err;
     return cudaSuccess;

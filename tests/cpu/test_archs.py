@@ -146,11 +146,6 @@ def test_every_builtin_shape_fits_every_architecture():
     assert not problems, "\n".join(problems)
 
 
-def asked_at(runs: tuple[tuple[int, int], ...], cuda_arch: int) -> int:
-    """A by_arch table's value for one __CUDA_ARCH__, as the generated #if chain reads it."""
-    return next((blocks for at, blocks in runs if cuda_arch >= at), runs[-1][1])
-
-
 def test_minimum_blocks_differ_by_architecture_where_the_sm_does():
     """The default scan tile's ask: sm_90's unchanged; the same in an sm_80 build (its PTX runs on
     sm_90 too, and its SM holds as many threads); fewer where the SM holds fewer threads and less
@@ -158,9 +153,9 @@ def test_minimum_blocks_differ_by_architecture_where_the_sm_does():
     spec = specs.parse({"prefix": "q", "scan": [{"op": "sum", "type": "f32"}]}, "s.toml")
     (inst,) = spec.instances
     runs = tuning.scan_shape(inst).min_blocks_by_arch
-    assert tuning.scan_shape(inst).min_blocks == tuning.at_target(runs) == asked_at(runs, 900)
-    assert asked_at(runs, 800) == asked_at(runs, 900)
-    assert max(asked_at(runs, a) for a in (750, 860, 1200)) < asked_at(runs, 900)
+    assert tuning.scan_shape(inst).min_blocks == tuning.at_target(runs) == tuning.at_arch(runs, 900)
+    assert tuning.at_arch(runs, 800) == tuning.at_arch(runs, 900)
+    assert max(tuning.at_arch(runs, a) for a in (750, 860, 1200)) < tuning.at_arch(runs, 900)
     assert re.fullmatch(r"sm_\d+", tuning.TARGET.name)
 
 
