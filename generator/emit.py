@@ -103,7 +103,7 @@ def environment() -> jinja2.Environment:
     env.globals.update(mul=_mul, div=_div, mod=_mod, add=_add, WORK_HEADER=tuning.SLOT0 * 4)
     env.filters["uses"] = _uses
     env.filters["shift"] = _shift
-    env.globals.update(used=_used)
+    env.globals.update(used=_used, bounds=tuning.bounds)
     env.filters["simplified"] = simplify.one_trip_loops
     return env
 

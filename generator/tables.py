@@ -240,6 +240,14 @@ SEGMENT_SPAN_BYTES = 32  # bytes of 16-byte words a lane loads before it folds a
 SEGMENT_SPAN_LONG = 4  # a group's segment longer than this many of its rounds goes to its block
 # h100-2026-11-24-segspans.txt: the generated groups' block (at 32 registers, 8 blocks a full SM)
 SEGMENT_SPAN_BLOCK = 256  # a group kernel's threads
+# ptxas -v of bench/spec.toml's segmented reduce as compute_75 PTX (bench/notes/architectures.md):
+# below sm_80 the segmented reduce by offsets of a one-word accumulator (its tiles and its group
+# kernels) takes a cap on registers instead of what sm_75's SM holds (1-4 blocks, whose budget the
+# H100's JIT spent: 40-55 registers, 4-5 blocks where sm_90 code runs 6-8): what sm_90's ask leaves,
+# but no fewer than this floor.  At 32 sm_75 spilled 108 bytes in the group kernels, at 40 neither
+# sm_75 nor sm_90 spills (6 blocks of the tiles and of the groups on the H100).  By accumulator's
+# 32-bit words
+SEGMENT_REGS_BEFORE_80 = {1: 40}
 
 
 # ---- transposes

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from .model import Heads, Primitive
 
@@ -30,6 +30,7 @@ from .tables import (
     SCAN_SIZE_SHAPES,
     SEGMENT_ONE_LAUNCH_TOTALS,
     SEGMENT_PDL_MAX_BYTES,
+    SEGMENT_REGS_BEFORE_80,
     SEGMENT_SIZE_SHAPES,
     SEGMENT_SPAN_BLOCK,
     SEGMENT_SPAN_BLOCKS,
@@ -84,19 +85,33 @@ WARP_STEPS = (1, 2, 4, 8, 16)  # shuffle distances of a warp's fold or scan
 # ---- architectures: the occupancy asked of the compiler, by __CUDA_ARCH__
 
 ByArch = tuple[tuple[int, int], ...]  # ((lowest __CUDA_ARCH__ of a run of architectures, value), ...)
+# the occupancy asked of the compiler: ((lowest __CUDA_ARCH__ of a run, resident blocks an SM, a cap
+# on a thread's registers in their place, 0 for none), ...)
+Bounds = tuple[tuple[int, int, int], ...]
+V = TypeVar("V")
 
 
-def by_arch(rule: Callable[[Arch], int]) -> ByArch:
+def by_arch(rule: Callable[[Arch], V]) -> tuple[tuple[int, V], ...]:
     """`rule` for every architecture of ARCHS, as the generated `#if __CUDA_ARCH__ >=` chain reads
     it: the runs of consecutive architectures that agree, newest first, each by its lowest
     __CUDA_ARCH__ (one entry, and no chain, where all agree).  A newer architecture than the table
     knows takes the newest run's value (and so does the host's compile, which ignores it)."""
-    runs: list[tuple[int, int]] = []
+    runs: list[tuple[int, V]] = []
     for a in sorted(ARCHS.values(), key=lambda a: a.cuda_arch):
         value = rule(a)
         if not runs or runs[-1][1] != value:
             runs.append((a.cuda_arch, value))
     return tuple(reversed(runs))
+
+
+def bounds(min_blocks: ByArch, max_regs: ByArch = ((0, 0),)) -> Bounds:
+    """The runs of architectures that agree on both: the minimum blocks an SM, and where
+    `max_regs` is not 0, a register cap instead (`__maxnreg__` cannot stand beside
+    `__launch_bounds__`); templates/common/launch.cuh.j2 writes them."""
+    runs = by_arch(lambda a: (at_arch(min_blocks, a.cuda_arch), at_arch(max_regs, a.cuda_arch)))
+    if any(regs for _, (_, regs) in runs[:-1]) or len(runs) == 1 and runs[0][1][1]:
+        raise ValueError("a register cap is for the oldest architectures only, and never all")
+    return tuple((at, blocks, regs) for at, (blocks, regs) in runs)
 
 
 def fit_blocks(arch: Arch, block: int, asked: int) -> int:
@@ -307,6 +322,7 @@ class SegmentSpans:
     wait_n: int
     block_wait_n: int  # ... a block kernel (but the block of one warp, and where its blocks prefetch)
     min_blocks_by_arch: ByArch = ()  # min_blocks by architecture (by_arch)
+    max_regs_by_arch: ByArch = ((0, 0),)  # a cap on registers in its place, by architecture (0: none)
 
     def long(self, lanes: int) -> int:
         """Elements past which a group of `lanes` lanes leaves its segment to the block."""
@@ -370,6 +386,7 @@ class ScanShape:
     by_block_min: int = 0  # a one-pass scan: tiles in blockIdx order from this many (where all fit at once)
     early_min: int = 0  # ... and from this many, blockIdx order with the tiles loaded early (0: never)
     min_blocks_by_arch: ByArch = ()  # min_blocks by architecture (by_arch; TARGET's is min_blocks)
+    max_regs_by_arch: ByArch = ((0, 0),)  # a cap on registers in its place, by architecture (0: none)
 
     @property
     def tile(self) -> int:
@@ -424,6 +441,7 @@ def scan_shape(inst: Instance) -> ScanShape:
         by_block_min=BY_BLOCK_MIN_TILES,
         early_min=min(EARLY_MIN_TILES, BY_BLOCK_MIN_TILES) if resident and inst.heads != Heads.OFFSETS else 0,
         min_blocks_by_arch=min_blocks,
+        max_regs_by_arch=segment_max_regs(op, inst.block, min_blocks) if inst.heads == Heads.OFFSETS else ((0, 0),),
     )
 
 
@@ -456,6 +474,22 @@ def _scan_min_blocks(inst: Instance, resident: bool, stage: int, arch: Arch) -> 
     held = 24 + inst.items * (acc.words + (1 if inst.heads else 0))
     min_blocks = fit_blocks(arch, inst.block, arch.threads_per_sm * 3 // 4 // inst.block)
     return max(1, min(min_blocks, arch.regs_per_sm // (inst.block * held)))
+
+
+def segment_max_regs(op: Operator, block: int, min_blocks: ByArch) -> ByArch:
+    """A segmented reduce by offsets' register cap by architecture, for a kernel of `block`
+    threads asking `min_blocks`: below sm_80, where one was measured for its accumulator, what
+    TARGET's ask leaves a thread (never less than the measured floor) in place of sm_75's fewer
+    blocks, whose budget a newer GPU's JIT of the PTX would spend; 0 (none) where that is no
+    fewer registers than sm_75's blocks leave."""
+
+    def budget(blocks: int) -> int:
+        return ARCHS["sm_75"].regs_per_sm // (block * blocks) // 8 * 8 if blocks else 255
+
+    floor = SEGMENT_REGS_BEFORE_80.get(op.acc_type.words, 0)
+    cap = max(floor, budget(at_target(min_blocks))) if floor else 0
+    cap = cap if cap < budget(at_arch(min_blocks, ARCHS["sm_75"].cuda_arch)) else 0
+    return by_arch(lambda a: cap if a.cuda_arch < 800 else 0)
 
 
 def segment_spans(op: Operator) -> SegmentSpans | None:
@@ -496,6 +530,7 @@ def segment_spans(op: Operator) -> SegmentSpans | None:
         wait_n=SEGMENT_SPAN_WAIT_N.groups,
         block_wait_n=SEGMENT_SPAN_WAIT_N.blocks,
         min_blocks_by_arch=min_blocks,
+        max_regs_by_arch=segment_max_regs(op, SEGMENT_SPAN_BLOCK, min_blocks),
     )
 
 

@@ -19,8 +19,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
+from assocgen import emit, tuning
 from assocgen import spec as specs
-from assocgen import tuning
 from assocgen.model import Primitive
 from assocgen.tables import STATIC_SMEM_PER_BLOCK
 
@@ -176,3 +178,34 @@ def test_tune_candidates_ask_the_tuned_gpus_full_sm():
         asked = {c.blocks_per_sm for c in tuning.tune_candidates(inst, tuning.ARCHS[arch])}
         assert full in asked and not {b for b in asked if b > full}, (arch, asked)
     assert tuning.tune_candidates(inst) == tuning.tune_candidates(inst, tuning.TARGET)
+
+
+def test_segmented_reduce_caps_registers_below_sm80():
+    """PTX for sm_75 of a segmented reduce by offsets (its tiles and its group kernels) caps a
+    thread's registers where sm_75's few blocks would leave a newer GPU's JIT more than sm_90's ask
+    does: `__maxnreg__` in the chain's oldest branch, behind nvcc's version (12.4 has it), and the
+    launch bounds everywhere else; no cap for the other scans, nor where sm_75 asks as much."""
+    spec = specs.parse({"prefix": "q", "segreduce": [{"op": "sum", "type": "f32"}]}, "s.toml")
+    (inst,) = spec.instances
+    sh = tuning.scan_shape(inst)
+    assert sh.seg_spans is not None
+    for block, blocks, regs in (
+        (sh.block, sh.min_blocks_by_arch, sh.max_regs_by_arch),
+        (sh.seg_spans.block, sh.seg_spans.min_blocks_by_arch, sh.seg_spans.max_regs_by_arch),
+    ):
+        cap = tuning.at_arch(regs, 750)
+        assert cap and all(tuning.at_arch(regs, a.cuda_arch) == 0 for a in tuning.ARCHS.values() if a.cuda_arch >= 800)
+        assert cap >= 65536 // (block * tuning.at_arch(blocks, 900)) // 8 * 8
+        assert cap < 65536 // (block * tuning.at_arch(blocks, 750))
+        at, _, last = tuning.bounds(blocks, regs)[-1]
+        assert at == 750 and last == cap
+    scan = specs.parse({"prefix": "q", "scan": [{"op": "sum", "type": "f32"}]}, "s.toml").instances[0]
+    assert not any(r for _, r in tuning.scan_shape(scan).max_regs_by_arch)
+    cu = "".join(t for name, t in emit.render(spec, "q.h").items() if name.endswith(".cu"))
+    first = cu.index("#define AG_SPAN_BOUNDS")
+    chain = cu[cu.rindex("#if !defined(__CUDA_ARCH__)", 0, first) : cu.index("#endif", first) + len("#endif")]
+    assert chain.count("__maxnreg__(") == 1
+    assert "#elif __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ < 1204" in chain
+    assert re.search(r"#else\n#define AG_SPAN_BOUNDS __maxnreg__\(\d+\)\n#endif", chain)
+    with pytest.raises(ValueError):
+        tuning.bounds(((800, 6), (750, 4)), ((800, 40), (750, 0)))

@@ -159,25 +159,26 @@ def nvcc_problems(files: dict, tmp_path: Path) -> tuple:
 
 def at_arch(src: str, cuda_arch: int = 900) -> str:
     """`src` as the compiler for `cuda_arch` reads the occupancy asked of it: each `#if __CUDA_ARCH__`
-    chain of a kernel's minimum blocks (templates/common/launch.cuh.j2) dropped, with its comment,
-    and its macro's value for that architecture written where __launch_bounds__ names it."""
+    chain of a kernel's bounds (templates/common/launch.cuh.j2) dropped, with its comment, and its
+    macro's attribute for that architecture (nvcc 12.4 or later) written where the kernel names it."""
     out: list[str] = []
     value: dict[str, str] = {}
     lines = iter(src.splitlines(keepends=True))
     for line in lines:
         if not line.startswith("#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= ") or not out[-1].startswith(
-            "/* resident blocks an SM"
+            "/* the occupancy asked of the compiler"
         ):
             for name, v in value.items():
-                line = line.replace(f", {name})", f", {v})")
+                line = re.sub(rf"\b{name}\b", v, line)
             out.append(line)
             continue
         out.pop()  # the chain's comment
         taken, cond = False, line
         while not cond.startswith("#endif"):
-            _, name, v = next(lines).split()
-            at = re.search(r"\d+", cond)
-            if not taken and (at is None or cuda_arch >= int(at.group())):
+            _, name, v = next(lines).rstrip("\n").split(" ", 2)
+            at = re.search(r"__CUDA_ARCH__ >= (\d+)", cond)
+            older_nvcc = "__CUDACC_VER_MAJOR__" in cond
+            if not taken and not older_nvcc and (at is None or cuda_arch >= int(at.group(1))):
                 value[name], taken = v, True
             cond = next(lines)
     return "".join(out)
