@@ -485,23 +485,23 @@ static __device__ __forceinline__ void ag_store_elems(double *out, size_t n, siz
             out[run + e] = results[ag_elem_at(e / 18, e % 18)];
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for */
+/* the occupancy asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
-#define AG_SCAN_MIN_BLOCKS 2
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 2)
 #elif __CUDA_ARCH__ >= 900
-#define AG_SCAN_MIN_BLOCKS 6
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 6)
 #elif __CUDA_ARCH__ >= 880
-#define AG_SCAN_MIN_BLOCKS 2
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 2)
 #elif __CUDA_ARCH__ >= 870
-#define AG_SCAN_MIN_BLOCKS 4
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 4)
 #elif __CUDA_ARCH__ >= 860
-#define AG_SCAN_MIN_BLOCKS 2
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 2)
 #elif __CUDA_ARCH__ >= 800
-#define AG_SCAN_MIN_BLOCKS 6
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 6)
 #else
-#define AG_SCAN_MIN_BLOCKS 1
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 1)
 #endif
-static __global__ void __launch_bounds__(256, AG_SCAN_MIN_BLOCKS)
+static __global__ void AG_SCAN_BOUNDS
 assoc_k_exscan_sum_f64_b256_t18(const double *in, size_t n, double *out, double init,
     unsigned int *work, unsigned int n_tiles, int by_block, int aligned16)
 {

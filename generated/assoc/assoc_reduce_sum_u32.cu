@@ -135,19 +135,19 @@ static __device__ __forceinline__ uint32_t ag_grid_fold(const unsigned int *work
     return ag_block_fold(acc, warp_totals);
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for */
+/* the occupancy asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
-#define AG_REDUCE_MIN_BLOCKS 3
+#define AG_REDUCE_BOUNDS __launch_bounds__(256, 3)
 #elif __CUDA_ARCH__ >= 900
-#define AG_REDUCE_MIN_BLOCKS 4
+#define AG_REDUCE_BOUNDS __launch_bounds__(256, 4)
 #elif __CUDA_ARCH__ >= 860
-#define AG_REDUCE_MIN_BLOCKS 3
+#define AG_REDUCE_BOUNDS __launch_bounds__(256, 3)
 #elif __CUDA_ARCH__ >= 800
-#define AG_REDUCE_MIN_BLOCKS 4
+#define AG_REDUCE_BOUNDS __launch_bounds__(256, 4)
 #else
-#define AG_REDUCE_MIN_BLOCKS 2
+#define AG_REDUCE_BOUNDS __launch_bounds__(256, 2)
 #endif
-static __global__ void __launch_bounds__(256, AG_REDUCE_MIN_BLOCKS)
+static __global__ void AG_REDUCE_BOUNDS
 assoc_k_reduce_sum_u32_b256_t16(const uint32_t *__restrict__ in, size_t n, uint32_t *__restrict__ out,
     unsigned int *__restrict__ work, int aligned16, int apart)
 {

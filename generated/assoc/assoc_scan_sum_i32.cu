@@ -558,23 +558,23 @@ static __device__ __forceinline__ void ag_store_elems(int32_t *out, size_t n, si
             out[run + e] = results[ag_elem_at(e / 16, e % 16)];
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for */
+/* the occupancy asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
-#define AG_SCAN_MIN_BLOCKS 5
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 5)
 #elif __CUDA_ARCH__ >= 900
-#define AG_SCAN_MIN_BLOCKS 8
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 8)
 #elif __CUDA_ARCH__ >= 880
-#define AG_SCAN_MIN_BLOCKS 5
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 5)
 #elif __CUDA_ARCH__ >= 870
-#define AG_SCAN_MIN_BLOCKS 6
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 6)
 #elif __CUDA_ARCH__ >= 860
-#define AG_SCAN_MIN_BLOCKS 5
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 5)
 #elif __CUDA_ARCH__ >= 800
-#define AG_SCAN_MIN_BLOCKS 8
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 8)
 #else
-#define AG_SCAN_MIN_BLOCKS 3
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 3)
 #endif
-static __global__ void __launch_bounds__(256, AG_SCAN_MIN_BLOCKS)
+static __global__ void AG_SCAN_BOUNDS
 assoc_k_scan_sum_i32_b256_t16(const int32_t *in, size_t n, int32_t *out, int32_t init,
     unsigned int *work, unsigned int n_tiles, int by_block, int aligned16)
 {
@@ -777,7 +777,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
 }
 
 }  /* namespace ag_s0 */
-#undef AG_SCAN_MIN_BLOCKS
+#undef AG_SCAN_BOUNDS
 #undef AG_TILE
 
 /* 256 x 8: the scan family's kernel and launch (assoc_k_scan_sum_i32_b256_t8) */
@@ -973,19 +973,19 @@ static __device__ __forceinline__ void ag_store_elems(int32_t *out, size_t n, si
             out[run + e] = results[ag_elem_at(e / 8, e % 8)];
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for */
+/* the occupancy asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
-#define AG_SCAN_MIN_BLOCKS 6
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 6)
 #elif __CUDA_ARCH__ >= 900
-#define AG_SCAN_MIN_BLOCKS 8
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 8)
 #elif __CUDA_ARCH__ >= 860
-#define AG_SCAN_MIN_BLOCKS 6
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 6)
 #elif __CUDA_ARCH__ >= 800
-#define AG_SCAN_MIN_BLOCKS 8
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 8)
 #else
-#define AG_SCAN_MIN_BLOCKS 4
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 4)
 #endif
-static __global__ void __launch_bounds__(256, AG_SCAN_MIN_BLOCKS)
+static __global__ void AG_SCAN_BOUNDS
 assoc_k_scan_sum_i32_b256_t8(const int32_t *in, size_t n, int32_t *out, int32_t init,
     unsigned int *work, unsigned int n_tiles, int by_block, int aligned16)
 {
@@ -1188,7 +1188,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
 }
 
 }  /* namespace ag_s1 */
-#undef AG_SCAN_MIN_BLOCKS
+#undef AG_SCAN_BOUNDS
 #undef AG_TILE
 
 /* 128 x 36: the scan family's kernel and launch (assoc_k_scan_sum_i32_b128_t36) */
@@ -1392,23 +1392,23 @@ static __device__ __forceinline__ void ag_store_elems(int32_t *out, size_t n, si
             out[run + e] = results[ag_elem_at(e / 36, e % 36)];
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for */
+/* the occupancy asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
-#define AG_SCAN_MIN_BLOCKS 5
+#define AG_SCAN_BOUNDS __launch_bounds__(128, 5)
 #elif __CUDA_ARCH__ >= 900
-#define AG_SCAN_MIN_BLOCKS 11
+#define AG_SCAN_BOUNDS __launch_bounds__(128, 11)
 #elif __CUDA_ARCH__ >= 880
-#define AG_SCAN_MIN_BLOCKS 5
+#define AG_SCAN_BOUNDS __launch_bounds__(128, 5)
 #elif __CUDA_ARCH__ >= 870
-#define AG_SCAN_MIN_BLOCKS 8
+#define AG_SCAN_BOUNDS __launch_bounds__(128, 8)
 #elif __CUDA_ARCH__ >= 860
-#define AG_SCAN_MIN_BLOCKS 5
+#define AG_SCAN_BOUNDS __launch_bounds__(128, 5)
 #elif __CUDA_ARCH__ >= 800
-#define AG_SCAN_MIN_BLOCKS 11
+#define AG_SCAN_BOUNDS __launch_bounds__(128, 11)
 #else
-#define AG_SCAN_MIN_BLOCKS 3
+#define AG_SCAN_BOUNDS __launch_bounds__(128, 3)
 #endif
-static __global__ void __launch_bounds__(128, AG_SCAN_MIN_BLOCKS)
+static __global__ void AG_SCAN_BOUNDS
 assoc_k_scan_sum_i32_b128_t36(const int32_t *in, size_t n, int32_t *out, int32_t init,
     unsigned int *work, unsigned int n_tiles, int by_block, int aligned16)
 {
@@ -1611,7 +1611,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
 }
 
 }  /* namespace ag_s2 */
-#undef AG_SCAN_MIN_BLOCKS
+#undef AG_SCAN_BOUNDS
 #undef AG_TILE
 
 /* 256 x 36: the scan family's kernel and launch (assoc_k_scan_sum_i32_b256_t36) */
@@ -1818,23 +1818,23 @@ static __device__ __forceinline__ void ag_store_elems(int32_t *out, size_t n, si
             out[run + e] = results[ag_elem_at(e / 36, e % 36)];
 }
 
-/* resident blocks an SM asked of the compiler, by the architecture compiled for */
+/* the occupancy asked of the compiler, by the architecture compiled for */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 1100
-#define AG_SCAN_MIN_BLOCKS 2
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 2)
 #elif __CUDA_ARCH__ >= 900
-#define AG_SCAN_MIN_BLOCKS 6
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 6)
 #elif __CUDA_ARCH__ >= 880
-#define AG_SCAN_MIN_BLOCKS 2
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 2)
 #elif __CUDA_ARCH__ >= 870
-#define AG_SCAN_MIN_BLOCKS 4
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 4)
 #elif __CUDA_ARCH__ >= 860
-#define AG_SCAN_MIN_BLOCKS 2
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 2)
 #elif __CUDA_ARCH__ >= 800
-#define AG_SCAN_MIN_BLOCKS 6
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 6)
 #else
-#define AG_SCAN_MIN_BLOCKS 1
+#define AG_SCAN_BOUNDS __launch_bounds__(256, 1)
 #endif
-static __global__ void __launch_bounds__(256, AG_SCAN_MIN_BLOCKS)
+static __global__ void AG_SCAN_BOUNDS
 assoc_k_scan_sum_i32_b256_t36(const int32_t *in, size_t n, int32_t *out, int32_t init,
     unsigned int *work, unsigned int n_tiles, int by_block, int aligned16)
 {
@@ -2037,7 +2037,7 @@ static cudaError_t ag_scan(const int32_t *d_in, size_t n, int32_t *d_out,
 }
 
 }  /* namespace ag_s3 */
-#undef AG_SCAN_MIN_BLOCKS
+#undef AG_SCAN_BOUNDS
 #undef AG_TILE
 #undef AG_GROUP
 #undef AG_HEADER_WORDS
