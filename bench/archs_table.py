@@ -8,12 +8,13 @@ import sys
 from pathlib import Path
 
 ARCHS = ("sm90", "ptx80", "ptx75")
-NAMES = ("main", "rows", "transpose")
+NAMES = ("main", "rows", "transpose", "matmul")
 NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 
 
-def rows(text: str) -> dict[str, tuple[float, str]]:
-    """Each table line's label (what precedes its first '|') -> (our time in us, its check)."""
+def rows(text: str, name: str) -> dict[str, tuple[float, str]]:
+    """Each table line's label (what precedes its first '|') -> (our time in us, its check: the
+    last column; the matrix multiply's, whose last column is its reference, "ok" or MISMATCH)."""
     out: dict[str, tuple[float, str]] = {}
     for line in text.splitlines():
         if "|" not in line or line.startswith(("row ", "op ", "GPU")):
@@ -21,15 +22,18 @@ def rows(text: str) -> dict[str, tuple[float, str]]:
         label, rest = line.split("|", 1)
         first = NUMBER.search(rest)
         if first:
-            out[" ".join(label.split())] = (float(first.group()), line.rsplit("|", 1)[1].strip())
+            check = line.rsplit("|", 1)[1].strip()
+            if name == "matmul":
+                check = "MISMATCH" if "MISMATCH" in line else "ok"
+            out[" ".join(label.split())] = (float(first.group()), check)
     return out
 
 
 def best(folder: Path, name: str, arch: str) -> dict[str, tuple[float, str]]:
-    """The faster of the two rounds' times, row by row; a failed check from either round."""
+    """The fastest of the rounds' times, row by row; a failed check from any round."""
     merged: dict[str, tuple[float, str]] = {}
     for f in sorted(folder.glob(f"{name}-{arch}-*.txt")):
-        for label, (us, check) in rows(f.read_text()).items():
+        for label, (us, check) in rows(f.read_text(), name).items():
             old = merged.get(label)
             bad = check if check not in ("ok", "same", "") else (old[1] if old else check)
             merged[label] = (min(us, old[0]) if old else us, bad)

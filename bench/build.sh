@@ -7,7 +7,8 @@
 # bench_compile compiles generated sources already written (SRC/*.cu) with a main program into
 # EXE, objects beside EXE, the log to LOG (bench/before_after.sh, bench/tuned.sh); the generated
 # sources for $GEN_ARCH (default -arch=sm_90; e.g. "-gencode arch=compute_75,code=compute_75"
-# for PTX the driver JIT-compiles, bench/archs.sh), MAIN.cu for sm_90:
+# for PTX the driver JIT-compiles, bench/archs.sh), MAIN.cu for sm_90 (with -I$MAIN_INC too, where
+# set: files it includes that are not to be compiled alone, such as bench/matmul's ceiling.cu):
 #   bench_compile SRC MAIN.cu EXE LOG [LIBS...]
 export PATH=/usr/local/cuda/bin:$PATH
 . tests/gpu/pyshim.sh   # assocgen importable on the lent machine
@@ -28,7 +29,7 @@ bench_compile() {
     local dir
     dir=$(dirname "$exe")
     mkdir -p "$dir" && rm -f "$dir"/*.o
-    nvcc $flags -arch=sm_90 -I"$src" -c "$main" -o "$dir/$(basename "$main" .cu).o" > "$log.main" 2>&1 &
+    nvcc $flags -arch=sm_90 -I"$src" ${MAIN_INC:+-I"$MAIN_INC"} -c "$main" -o "$dir/$(basename "$main" .cu).o" > "$log.main" 2>&1 &
     local main_pid=$!
     ls "$src"/*.cu | xargs -P "$jobs" -I{} sh -c 'nvcc '"$flags ${GEN_ARCH:--arch=sm_90}"' -I'"$src"' -c {} -o '"$dir"'/$(basename {} .cu).o' > "$log" 2>&1
     local rc=$?
