@@ -7,6 +7,8 @@
 //   ./matmul_bench --variants   only the second table: the spec's variants of the default shape
 //                       (warp tiles, the cp.async pipeline), each beside the default, C checked
 //                       bit for bit against it
+//   ./matmul_bench --profile    one call of the default plus-times f32 and one of SGEMM at 4096^3,
+//                       for Nsight Compute (bench/matmul/run.sh with STALLS=1)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -175,6 +177,16 @@ int main(int argc, char **argv)
     struct Shape {
         size_t m, n, k;
     } shapes[] = { { 1024, 1024, 1024 }, { 4096, 4096, 4096 }, { 8192, 8192, 8192 }, { 64, 4096, 4096 } };
+    if (argc > 1 && !strcmp(argv[1], "--profile")) { // for Nsight Compute (run.sh, STALLS=1): one call of each
+        const int e = 4096;
+        CHECK(rows[0].fn(in[FLOATS][0], e, in[FLOATS][1], e, e, e, e, 0, c, e, 0));
+        const float one = 1, zero = 0;
+        cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, e, e, e, &one, (const float *)in[FLOATS][1], e,
+                    (const float *)in[FLOATS][0], e, &zero, (float *)ref, e);
+        CHECK(cudaDeviceSynchronize());
+        printf("profiled: %s and cuBLAS's SGEMM at %d^3\n", rows[0].name, e);
+        return 0;
+    }
     printf("%-22s %-18s | %10s %9s | %9s %8s | %s\n", "semiring", "m x n x k", "time", "T steps/s", "ceiling", "of it",
            "reference");
     for (const Row &r : rows) {
