@@ -88,6 +88,7 @@ ByArch = tuple[tuple[int, int], ...]  # ((lowest __CUDA_ARCH__ of a run of archi
 # the occupancy asked of the compiler: ((lowest __CUDA_ARCH__ of a run, resident blocks an SM, a cap
 # on a thread's registers in their place, 0 for none), ...)
 Bounds = tuple[tuple[int, int, int], ...]
+NO_CAP: ByArch = ((0, 0),)  # no register cap, on any architecture
 V = TypeVar("V")
 
 
@@ -104,7 +105,7 @@ def by_arch(rule: Callable[[Arch], V]) -> tuple[tuple[int, V], ...]:
     return tuple(reversed(runs))
 
 
-def bounds(min_blocks: ByArch, max_regs: ByArch = ((0, 0),)) -> Bounds:
+def bounds(min_blocks: ByArch, max_regs: ByArch = NO_CAP) -> Bounds:
     """The runs of architectures that agree on both: the minimum blocks an SM, and where
     `max_regs` is not 0, a register cap instead (`__maxnreg__` cannot stand beside
     `__launch_bounds__`); templates/common/launch.cuh.j2 writes them."""
@@ -322,7 +323,7 @@ class SegmentSpans:
     wait_n: int
     block_wait_n: int  # ... a block kernel (but the block of one warp, and where its blocks prefetch)
     min_blocks_by_arch: ByArch = ()  # min_blocks by architecture (by_arch)
-    max_regs_by_arch: ByArch = ((0, 0),)  # a cap on registers in its place, by architecture (0: none)
+    max_regs_by_arch: ByArch = NO_CAP  # a cap on registers in its place, by architecture (0: none)
 
     def long(self, lanes: int) -> int:
         """Elements past which a group of `lanes` lanes leaves its segment to the block."""
@@ -386,7 +387,7 @@ class ScanShape:
     by_block_min: int = 0  # a one-pass scan: tiles in blockIdx order from this many (where all fit at once)
     early_min: int = 0  # ... and from this many, blockIdx order with the tiles loaded early (0: never)
     min_blocks_by_arch: ByArch = ()  # min_blocks by architecture (by_arch; TARGET's is min_blocks)
-    max_regs_by_arch: ByArch = ((0, 0),)  # a cap on registers in its place, by architecture (0: none)
+    max_regs_by_arch: ByArch = NO_CAP  # a cap on registers in its place, by architecture (0: none)
 
     @property
     def tile(self) -> int:
@@ -441,7 +442,7 @@ def scan_shape(inst: Instance) -> ScanShape:
         by_block_min=BY_BLOCK_MIN_TILES,
         early_min=min(EARLY_MIN_TILES, BY_BLOCK_MIN_TILES) if resident and inst.heads != Heads.OFFSETS else 0,
         min_blocks_by_arch=min_blocks,
-        max_regs_by_arch=segment_max_regs(op, inst.block, min_blocks) if inst.heads == Heads.OFFSETS else ((0, 0),),
+        max_regs_by_arch=segment_max_regs(op, inst.block, min_blocks) if inst.heads == Heads.OFFSETS else NO_CAP,
     )
 
 
@@ -479,17 +480,17 @@ def _scan_min_blocks(inst: Instance, resident: bool, stage: int, arch: Arch) -> 
 def segment_max_regs(op: Operator, block: int, min_blocks: ByArch) -> ByArch:
     """A segmented reduce by offsets' register cap by architecture, for a kernel of `block`
     threads asking `min_blocks`: below sm_80, where one was measured for its accumulator, what
-    TARGET's ask leaves a thread (never less than the measured floor) in place of sm_75's fewer
-    blocks, whose budget a newer GPU's JIT of the PTX would spend; 0 (none) where that is no
-    fewer registers than sm_75's blocks leave."""
+    TARGET's ask leaves a thread (never less than the measured floor) in place of that
+    architecture's fewer blocks, whose budget a newer GPU's JIT of the PTX would spend; 0 (none)
+    where that is no fewer registers than its own blocks leave."""
 
-    def budget(blocks: int) -> int:
-        return ARCHS["sm_75"].regs_per_sm // (block * blocks) // 8 * 8 if blocks else 255
+    def budget(arch: Arch) -> int:
+        blocks = at_arch(min_blocks, arch.cuda_arch)
+        return arch.regs_per_sm // (block * blocks) // 8 * 8 if blocks else 255
 
     floor = SEGMENT_REGS_BEFORE_80.get(op.acc_type.words, 0)
-    cap = max(floor, budget(at_target(min_blocks))) if floor else 0
-    cap = cap if cap < budget(at_arch(min_blocks, ARCHS["sm_75"].cuda_arch)) else 0
-    return by_arch(lambda a: cap if a.cuda_arch < 800 else 0)
+    cap = max(floor, budget(TARGET))
+    return by_arch(lambda a: cap if floor and a.cuda_arch < 800 and cap < budget(a) else 0)
 
 
 def segment_spans(op: Operator) -> SegmentSpans | None:
