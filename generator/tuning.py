@@ -818,7 +818,8 @@ class MatmulShape:
     of C, from tm of A's and tn of B's a step.  The tiles travel one of two ways (`pipeline`):
     "registers", global memory to registers to shared memory, two tiles of each (the next step's
     loads in flight while this one's products run); or "async", cp.async straight to shared
-    memory (sm_80+), `stages` tiles of each, stages - 1 steps' copies in flight."""
+    memory (sm_80+), `stages` tiles of each, stages - 1 steps' copies in flight; built for an
+    older GPU, an async shape runs the registers pipeline in two of them."""
 
     size: int  # bytes of C's element
     bm: int
@@ -863,6 +864,11 @@ class MatmulShape:
         """The shape's part of a kernel's name"""
         pipe = f"_async{self.stages}" if self.pipeline == "async" else ""
         return f"b{self.bm}x{self.bn}x{self.bk}_w{self.wm}x{self.wn}_t{self.tm}x{self.tn}{pipe}"
+
+    def registers(self) -> MatmulShape:
+        """The same tiles on the registers pipeline: what an async shape runs before sm_80, where
+        there is no cp.async (two of its stages' tiles used)"""
+        return replace(self, pipeline="registers", stages=2)
 
     def tile_io(self, operand: str, layout: str) -> MatmulTileIO:
         """How the threads bring a step's tile of A or B in: as stored, A m x k (layout n) or k x m

@@ -173,10 +173,28 @@ def test_warp_tiles_place_the_lanes():
     assert "const unsigned int r0 = threadIdx.x / 4 * 4, c0 = threadIdx.x % 4 * 4;" in src and "warp =" not in src
 
 
+def _built_for(src: str, cp_async: bool) -> str:
+    """The source as the compiler sees it where AG_CP_ASYNC is (sm_80+) or is not (before sm_80):
+    only the branches of `#if AG_CP_ASYNC` and `#if !AG_CP_ASYNC` kept that it takes"""
+    out, keep = [], [True]
+    for line in src.splitlines():
+        if line in ("#if AG_CP_ASYNC", "#if !AG_CP_ASYNC"):
+            keep.append(keep[-1] and (line == "#if AG_CP_ASYNC") == cp_async)
+        elif line == "#else" and len(keep) > 1:
+            keep[-1] = keep[-2] and not keep[-1]
+        elif line == "#endif" and len(keep) > 1:
+            keep.pop()
+        elif keep[-1]:
+            out.append(line)
+    return "\n".join(out)
+
+
 def test_the_async_pipeline_copies_straight_to_shared_memory():
     table = {"semiring": "plus_times", "type": "f32", "pipeline": "async", "stages": 4, "block": [128, 128, 8]}
-    inst, src, header = _render(table)
+    inst, whole, header = _render(table)
     assert inst.kernel_name.endswith("_b128x128x8_w16x128_t8x8_async4")
+    assert "#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800\n#define AG_CP_ASYNC 1" in whole
+    src = _built_for(whole, cp_async=True)
     assert "float as[4][AG_BK][AG_A_STRIDE];" in src and "ra[" not in src and "ag_store_a" not in src
     # A (m x k, along k) element by element into its k-major tile: 8 along k by 4 rows a warp
     assert "const unsigned int r = threadIdx.x / 8, c = threadIdx.x % 8;" in src
@@ -189,16 +207,42 @@ def test_the_async_pipeline_copies_straight_to_shared_memory():
     wait = "ag_copy_async_wait();       /* this thread's copies of step s have landed */"
     assert wait + "\n            __syncthreads();" in src
     assert "if (s + 3 < steps)" in src and "cur = cur + 1 == 4 ? 0 : cur + 1;" in src
-    assert "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800" in src  # a plain copy before sm_80
     assert "cp.async, 4 stages" in header
+
+
+def test_before_sm80_an_async_shape_goes_through_registers():
+    # no cp.async before sm_80: the registers pipeline's kernel in two of the stages' tiles, with its
+    # own runs (A in words of 4 along k, where the copies go element by element)
+    table = {"semiring": "plus_times", "type": "f32", "pipeline": "async", "stages": 4, "block": [128, 128, 8]}
+    _, whole, _ = _render(table)
+    src = _built_for(whole, cp_async=False)
+    assert "cp.async." not in src and "ag_copy" not in src and "memcpy(smem" not in src
+    assert "float as[2][AG_BK][AG_A_STRIDE];" in src and "float ra[4];" in src
+    assert "ag_load_a(ra, &pa, m - m0, k, words_a);" in src and "ag_store_b(bs[cur ^ 1], rb);" in src
+    assert "const bool words_a = ((uintptr_t)a | lda * sizeof(float)) % 16 == 0;" in src
+    # the same kernel through registers asked as such, but for the stages in its name and comments
+    regs = _render({**table, "pipeline": "registers", "stages": 2})[1]
+    for call in ("ag_load_a(", "ag_store_b(", "__syncthreads"):
+        assert src.count(call) == regs.count(call)
+
+
+def test_the_registers_pipeline_takes_runs_of_one_element():
+    # a thread's one element a step (k 4 with 256 threads): loads element by element, no words
+    table = {"semiring": "plus_times", "type": "f32", "block": [64, 64, 4], "thread": [4, 4]}
+    _, src, _ = _render(table)
+    assert "words_" not in src and "bool words" not in src and "ag_load_a(ra, &pa, m - m0, k);" in src
 
 
 def test_the_async_fast_step_checks_the_tiles_in_shared_memory():
     table = {"semiring": "min_plus", "type": "i32", "pipeline": "async", "stages": 3, "block": [128, 128, 8]}
-    _, src, _ = _render(table)
+    _, whole, _ = _render(table)
+    src = _built_for(whole, cp_async=True)
     assert "__syncthreads_and(ag_fast_a_tile(as[cur]) && ag_fast_b_tile(bs[cur]))" in src
     assert "in &= ag_sr_fast_a(as[c + 8][r + 96]);" not in src  # k 8 a step: one slab
     assert "in &= ag_sr_fast_a(as[c][r + 96]);" in src and "ag_fast_loads" not in src
+    # before sm_80, through registers: the loads checked as they arrive
+    old = _built_for(whole, cp_async=False)
+    assert "__syncthreads_and(ag_fast_loads(ra, rb))" in old and "ag_fast_a_tile" not in old
 
 
 def test_the_async_pipeline_refuses_struct_elements():
