@@ -230,7 +230,8 @@ def test_the_registers_pipeline_takes_runs_of_one_element():
     # a thread's one element a step (k 4 with 256 threads): loads element by element, no words
     table = {"semiring": "plus_times", "type": "f32", "block": [64, 64, 4], "thread": [4, 4]}
     _, src, _ = _render(table)
-    assert "words_" not in src and "bool words" not in src and "ag_load_a(ra, &pa, m - m0, k);" in src
+    assert "words_" not in src and "bool words" not in src and "ag_load_a(&ra, &pa, m - m0, k);" in src
+    assert "float ra;" in src and "ag_store_a(as[0], &ra);" in src  # one element: not an array of one
 
 
 def test_the_async_fast_step_checks_the_tiles_in_shared_memory():
