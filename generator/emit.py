@@ -520,7 +520,7 @@ def matmul_context(inst: Matmul) -> Context:
         shape=inst.shape,
         io_a=inst.shape.tile_io("a", inst.layout[0]),
         io_b=inst.shape.tile_io("b", inst.layout[1]),
-        reg_a=inst.shape.registers().tile_io("a", inst.layout[0]),  # the fallback of async before sm_80
+        reg_a=inst.shape.registers().tile_io("a", inst.layout[0]),  # the registers pipeline's (io_a but async)
         reg_b=inst.shape.registers().tile_io("b", inst.layout[1]),
         sr=sr,
         layout=inst.layout,
