@@ -221,6 +221,11 @@ def default_items(inst: Instance) -> int:
         # memory, 144 bytes (nine 16-byte words, no pad) where they fit, else 128, either twice
         # the registers' or more.  Keyed: 112 (seven words), as the keys pass through registers too
         items = _items_for(ty, 64)
+        if inst.op.inputs and inst.primitive in (Primitive.SCAN, Primitive.EXSCAN) and ty.size <= 8:
+            # several inputs keep the tile in registers: 16 items a thread, 128 bytes of 8-byte maps
+            # (h200-2026-12-01-inputs-shapes.txt: 0.58 -> 0.70 of copy; 8, 12 and 4 and 5 blocks
+            # an SM slower), as 4-byte accumulators already had (32 were 0.54x of 16)
+            items = 16
         sizes = (112,) if inst.heads == Heads.KEYS else (144, 128)
         held = [n for n in (_items_for(ty, b) for b in sizes) if resident_tile(inst.primitive, inst.op, inst.block, n)]
         items = held[0] if held else items

@@ -205,7 +205,7 @@ int main()
             CHECK(cudaFree(w));
         }
     }
-    // the recurrence's scan in other shapes, at 2^28
+    // the recurrence's scan in other shapes, at 2^28 (8 and 16 items a thread also at 2^20 and 2^24)
     {
         typedef cudaError_t (*ScanFn)(const float *, const float *, size_t, affine *, void *, size_t, cudaStream_t);
         struct Variant {
@@ -214,23 +214,110 @@ int main()
             ScanFn fn;
         };
         const Variant variants[] = {
-            { "t8 (default)", bi_scan_recur_f32_workspace_bytes, bi_scan_recur_f32 },
+            { "t16 (default)", bi_scan_recur_f32_workspace_bytes, bi_scan_recur_f32 },
             { "t4", bi_recur_t4_workspace_bytes, bi_recur_t4 },
             { "t16", bi_recur_t16_workspace_bytes, bi_recur_t16 },
+            { "t8", bi_recur_t8_workspace_bytes, bi_recur_t8 },
             { "t8, 4 blocks/SM", bi_recur_t8_b4_workspace_bytes, bi_recur_t8_b4 },
             { "block 128", bi_recur_b128_workspace_bytes, bi_recur_b128 },
+            { "t12", bi_recur_t12_workspace_bytes, bi_recur_t12 },
+            { "t20", bi_recur_t20_workspace_bytes, bi_recur_t20 },
+            { "t24", bi_recur_t24_workspace_bytes, bi_recur_t24 },
+            { "t16, 3 blocks/SM", bi_recur_t16_b3_workspace_bytes, bi_recur_t16_b3 },
+            { "t16, 5 blocks/SM", bi_recur_t16_b5_workspace_bytes, bi_recur_t16_b5 },
+            { "t16, block 128", bi_recur_t16_b128_workspace_bytes, bi_recur_t16_b128 },
         };
-        const size_t n = MAX;
-        const double copy_us =
-            time_us([&] { CHECK(cudaMemcpyAsync(cp, cs, n * 8, cudaMemcpyDeviceToDevice, 0)); }, 10, 7);
+        for (int lg : { 20, 24, 28 })
         for (const Variant &v : variants) {
+            if (lg < 28 && v.fn != bi_recur_t8 && v.fn != bi_recur_t16)
+                continue;
+            const size_t n = (size_t)1 << lg;
+            const double copy_us =
+                time_us([&] { CHECK(cudaMemcpyAsync(cp, cs, n * 8, cudaMemcpyDeviceToDevice, 0)); }, 10, 7);
             const size_t wb = v.ws(n);
             void *w = nullptr;
             CHECK(cudaMalloc(&w, wb ? wb : 1));
             CHECK(cudaMemset(w, 0, wb ? wb : 1));
             const double us = time_us([&] { CHECK(v.fn(x, y, n, scan_out, w, wb, 0)); }, 10, 7);
-            printf("recur %-16s 2^28 | %9.1f us %8.1f GB/s %7.3f of copy\n", v.name, us, n * 16 / us / 1e3,
+            printf("recur %-16s 2^%-2d | %9.1f us %8.1f GB/s %7.3f of copy\n", v.name, lg, us, n * 16 / us / 1e3,
                    copy_us / us);
+            CHECK(cudaFree(w));
+        }
+    }
+    // the prefix sums of x[i] y[i] in three shapes, at 2^28
+    {
+        typedef cudaError_t (*ScanFn)(const float *, const float *, size_t, float *, void *, size_t, cudaStream_t);
+        struct Variant {
+            const char *name;
+            size_t (*ws)(size_t);
+            ScanFn fn;
+        };
+        const Variant variants[] = {
+            { "t8", bi_dotscan_t8_workspace_bytes, bi_dotscan_t8 },
+            { "t16", bi_dotscan_t16_workspace_bytes, bi_dotscan_t16 },
+            { "t32", bi_dotscan_t32_workspace_bytes, bi_dotscan_t32 },
+        };
+        const size_t n = MAX;
+        const double copy_us =
+            time_us([&] { CHECK(cudaMemcpyAsync(cp, cs, n * 6, cudaMemcpyDeviceToDevice, 0)); }, 10, 7);
+        double want = 0, mag = 0;
+        for (size_t i = 0; i < n; ++i) {
+            want += (double)hx[i] * hy[i];
+            mag += std::fabs((double)hx[i] * hy[i]);
+        }
+        for (const Variant &var : variants) {
+            const size_t wb = var.ws(n);
+            void *w = nullptr;
+            CHECK(cudaMalloc(&w, wb ? wb : 1));
+            CHECK(cudaMemset(w, 0, wb ? wb : 1));
+            float *o = (float *)scan_out;
+            const double us = time_us([&] { CHECK(var.fn(x, y, n, o, w, wb, 0)); }, 10, 7);
+            float got;
+            CHECK(cudaMemcpy(&got, o + n - 1, 4, cudaMemcpyDeviceToHost));
+            printf("dotscan %-14s 2^28 | %9.1f us %8.1f GB/s %7.3f of copy | %s\n", var.name, us, n * 12 / us / 1e3,
+                   copy_us / us, std::fabs(got - want) <= 1e-5 * mag ? "ok" : "MISMATCH");
+            CHECK(cudaFree(w));
+        }
+    }
+    // the masked sum in other shapes, at 2^28, beside CUB
+    {
+        typedef cudaError_t (*ReduceFn)(const double *, const uint8_t *, size_t, double *, void *, size_t,
+                                        cudaStream_t);
+        struct Variant {
+            const char *name;
+            size_t (*ws)(size_t);
+            ReduceFn fn;
+        };
+        const Variant variants[] = {
+            { "t8 (default)", bi_reduce_masked_f64_workspace_bytes, bi_reduce_masked_f64 },
+            { "t4", bi_masked_t4_workspace_bytes, bi_masked_t4 },
+            { "t12", bi_masked_t12_workspace_bytes, bi_masked_t12 },
+            { "t16", bi_masked_t16_workspace_bytes, bi_masked_t16 },
+        };
+        const size_t n = MAX;
+        auto zipm = thrust::make_zip_iterator(thrust::make_tuple(v, mask));
+        for (const Variant &var : variants) {
+            const size_t wb = var.ws(n);
+            void *w = nullptr;
+            CHECK(cudaMalloc(&w, wb ? wb : 1));
+            CHECK(cudaMemset(w, 0, wb ? wb : 1));
+            const double us = time_us([&] { CHECK(var.fn(v, mask, n, (double *)res, w, wb, 0)); }, 10, 7);
+            const double cub_us = time_us(
+                [&] {
+                    cub_call([&](void *t, size_t &b) {
+                        return cub::DeviceReduce::Sum(t, b, thrust::make_transform_iterator(zipm, Masked()),
+                                                      (double *)res + 4, (long long)n);
+                    });
+                },
+                10, 7);
+            double got = 0, want = 0, mag = 0;
+            CHECK(cudaMemcpy(&got, res, 8, cudaMemcpyDeviceToHost));
+            for (size_t i = 0; i < n; ++i) {
+                want += hm[i] ? hv[i] : 0.0;
+                mag += hm[i] ? std::fabs(hv[i]) : 0.0;
+            }
+            printf("masked %-15s 2^28 | %9.1f us  CUB %9.1f us  %5.3fx CUB | %s\n", var.name, us, cub_us, cub_us / us,
+                   std::fabs(got - want) <= 1e-12 * mag + 1e-30 ? "ok" : "MISMATCH");
             CHECK(cudaFree(w));
         }
     }

@@ -31,6 +31,7 @@ SANITIZED = (
     "mi_reduce_affine8_u32",
     "mi_affine_t2",
     "mi_exscan_affine8_u32",
+    "mi_scan_affine_u32",
     "mi_scan_wdist_i32",
     "mi_exsegscan_affine_u32",
     "mi_segscan_affine8_u32_by_i32",
