@@ -118,6 +118,7 @@ class Input:
     c: str
     size: int
     words: int
+    narrow: int = 0  # a narrower input's run loads in words of this many bytes (0: element by element)
 
     @property
     def ptr(self) -> str:
@@ -132,22 +133,28 @@ class Input:
         return "d_in" + self.sfx
 
 
-def _inputs(op: Operator, words_of: Callable[[CType], int]) -> Context:
+def _inputs(op: Operator, words_of: Callable[[CType], int], narrow_of: Callable[[CType], int] = lambda t: 0) -> Context:
     """The template's names for the input arrays: `ins` (Inputs; words_of(type) their words a
     lane), the kernel's parameters, the public function's arguments and checks (`in_aligned`:
-    every pointer the vector path reads 16-byte aligned), and `elems(i)` / `xs(k)`: the lift's
-    element arguments read at index i, or from the registers' item k."""
+    every pointer the vector path reads 16-byte aligned; where narrower inputs load in words
+    (`narrow_of(type)` bytes a load), 2 if they are aligned for it too, else 1 or 0), and
+    `elems(i)` / `xs(k)`: the lift's element arguments read at index i, or from the registers'
+    item k."""
     several = bool(op.inputs)
-    ins = [Input(str(k) if several else "", t.c, t.size, words_of(t)) for k, t in enumerate(op.in_types)]
+    ins = [Input(str(k) if several else "", t.c, t.size, words_of(t), narrow_of(t)) for k, t in enumerate(op.in_types)]
     vec = [v for v in ins if v.words]
     bits = " | ".join(f"(uintptr_t){v.d}" for v in vec)
+    aligned = f"({f'({bits})' if len(vec) > 1 else bits} & 15) == 0"
+    narrow = " && ".join(f"((uintptr_t){v.d} & {v.narrow - 1}) == 0" for v in ins if v.narrow)
+    if narrow:  # 2: the narrower inputs' runs load as words too; 1: only the wider inputs' words
+        aligned = f"({aligned}) + ({aligned} && {narrow})"
     return dict(
         ins=ins,
         in_params=", ".join(f"const {v.c} *{v.ptr}" for v in ins),
         in_restrict=", ".join(f"const {v.c} *__restrict__ {v.ptr}" for v in ins),
         in_args=", ".join(v.d for v in ins),
         in_null=" || ".join(f"{v.d} == NULL" for v in ins),
-        in_aligned=f"({f'({bits})' if len(vec) > 1 else bits} & 15) == 0",
+        in_aligned=aligned,
         elems=lambda i: ", ".join(f"{v.ptr}[{i}]" for v in ins),
         xs=lambda k: ", ".join(f"{v.x}[{k}]" for v in ins),
     )
@@ -160,15 +167,22 @@ def _in_params(op: Operator, extent: str = "n") -> "tuple[Param, ...]":
     return tuple(Param(f"const {t.c} *", f"d_in{k if several else ''}", extent) for k, t in enumerate(op.in_types))
 
 
+def _narrow_load(run_bytes: int) -> int:
+    """Bytes of each load of a narrower input's run of `run_bytes` (a multiple of 4): 16, 8 or 4."""
+    return next(w for w in (16, 8, 4) if run_bytes % w == 0)
+
+
 def reduce_context(inst: Instance) -> Context:
     """The reduce template's names: the instance's shape (tuning.reduce_shape) and its C signature."""
     shape = tuning.reduce_shape(inst)
     if shape.striped:  # a lane's words are striped: an input of the widest size loads as they do
         words = lambda t: shape.words if t.size == inst.op.in_type.size else 0  # noqa: E731
+        narrow = lambda t: _narrow_load(shape.run * t.size) if shape.run and not words(t) else 0  # noqa: E731
     else:  # a lane's items are consecutive: any input whose items are whole words loads as words
         words = lambda t: tuning.words16(shape.items, t.size) if shape.words else 0  # noqa: E731
+        narrow = lambda t: 0  # noqa: E731
     return dict(
-        **_inputs(inst.op, words),
+        **_inputs(inst.op, words, narrow),
         api_params=_reduce_signature(inst),
         doc=_doc(inst),
         shape=shape,

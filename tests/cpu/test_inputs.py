@@ -1,8 +1,8 @@
 """Operators of several input arrays (an operator's `inputs`, a lift of x0, x1, ... and i) on the
 CPU: what the header declares, the loads each input gets (16-byte words where its items are
-whole words, element by element beside a wider one), the forms they reach (reduce, scans, the
-segmented forms) and those they do not (across ranks), and nvcc over the GPU test's spec
-(tests/gpu/inputs/spec.toml; the GPU test: tests/gpu/inputs/run.py)."""
+whole words; beside a wider one, in runs of words where aligned, else element by element), the
+forms they reach (reduce, scans, the segmented forms) and those they do not (across ranks), and
+nvcc over the GPU test's spec (tests/gpu/inputs/spec.toml; the GPU test: tests/gpu/inputs/run.py)."""
 
 import re
 from pathlib import Path
@@ -36,28 +36,50 @@ def test_the_header_takes_one_pointer_an_input():
     assert "dot of (f32, f32) -> float" in h  # the summary
 
 
-def test_inputs_of_one_size_load_as_words_together_and_narrower_ones_element_by_element():
+def test_inputs_of_one_size_load_as_words_together_and_narrower_ones_in_runs_of_words():
     files = _render(reduce=[{"op": ["dot", "wsum"]}])
     dot = files["q_reduce_dot_f32.cu"]
     assert "raw0[j] = src0[j * 256 + threadIdx.x];" in dot and "raw1[j] = src1[j * 256 + threadIdx.x];" in dot
-    assert "(((uintptr_t)d_in0 | (uintptr_t)d_in1) & 15) == 0" in dot
+    assert "(((uintptr_t)d_in0 | (uintptr_t)d_in1) & 15) == 0" in dot and "aligned16 == 2" not in dot
     wsum = files["q_reduce_wsum_f64.cu"]
-    # the 8-byte input as words; the 1- and 4-byte ones at the same items, element by element,
-    # and only the words' pointer must be aligned (measured: loading the 1-byte mask's two
-    # elements a word as one 2-byte load did not change the masked sum's time, 813 us at 2^28)
-    assert "raw0[j] = src0[" in wsum and "src1" not in wsum and "src2" not in wsum
+    flat = " ".join(wsum.split())  # wrapped lines
+    # runs of 4 elements a lane: two 16-byte words of the 8-byte input, a 4-byte word of the 1-byte
+    # one and a 16-byte word of the 4-byte one (the masked sum: 1.015x CUB, 0.996x element by
+    # element, h200-2026-12-01-inputs-protos.txt)
+    assert "if (aligned16 == 2 && base + 2048 <= n) {" in wsum
+    assert "const unsigned int *src1 = (const unsigned int *)(in1 + base);" in wsum
+    assert (
+        "raw0[p * 2 + q] = src0[r * 2 + q];" in wsum and "raw1[p] = src1[r];" in wsum and "raw2[p] = src2[r];" in wsum
+    )
+    assert (
+        "ag_op_lift(x0[p * 4 + e], x1[p * 4 + e], x2[p * 4 + e], base + (size_t)(p * 256 + threadIdx.x) * 4 + e)"
+        in flat
+    )
+    # a narrower pointer off its loads: the words of the widest, the narrower element by element
     assert re.search(r"x1\[j \* 2 \+ e\] = in1\[base \+ ", wsum) and re.search(r"x2\[j \* 2 \+ e\] = in2\[", wsum)
-    assert "((uintptr_t)d_in0 & 15) == 0" in wsum
-    assert "ag_op_lift(x0[j * 2 + e], x1[j * 2 + e], x2[j * 2 + e], " in " ".join(wsum.split())  # a wrapped line
+    assert (
+        "(((uintptr_t)d_in0 & 15) == 0) + (((uintptr_t)d_in0 & 15) == 0 && ((uintptr_t)d_in1 & 3) == 0"
+        " && ((uintptr_t)d_in2 & 15) == 0)" in flat
+    )
     assert "ag_op_lift(in0[i], in1[i], in2[i], i)" in wsum  # the tail
 
 
-def test_a_narrower_input_of_one_element_a_word_loads_element_by_element():
+def test_runs_need_whole_words_of_every_input_a_step():
+    # 2 items of f64 a lane a step: one 16-byte word, less than a run of 4: element by element
+    files = _render(reduce=[{"op": "wsum", "items": 2}])
+    src = files["q_reduce_wsum_f64.cu"]
+    assert "aligned16 == 2" not in src and "x1[e] = in1[base + " in " ".join(src.split())
+
+
+def test_a_narrower_input_beside_one_element_a_word_loads_in_a_run_of_four():
     c16 = {"name": "c16", "size": 16, "c": "typedef struct { double re, im; } c16;"}
     op = {**DOT, "name": "scale", "inputs": ["c16", "u8"], "type": "f64", "identity": "0.0"}
     op.update(lift="x1 ? x0.re : x0.im")
     src = emit.render(parse({"prefix": "q", "type": [c16], "operator": [op], "reduce": [{"op": "scale"}]}, "s"), "q.h")
     src = src["q_reduce_scale_c16.cu"]
+    # one run a step: no loop of one trip, no array of one
+    assert "const int r = threadIdx.x;" in src and "unsigned int raw1;" in src and "raw1 = src1[r];" in src
+    assert "raw0[q] = src0[r * 4 + q];" in src and "memcpy(x1, &raw1, sizeof x1);" in src
     assert "x1[j] = in1[base + (size_t)(j * 256 + threadIdx.x)];" in src and " * 1]" not in src
     assert "((uintptr_t)d_in0 & 15) == 0" in src
 
@@ -111,7 +133,7 @@ def test_one_input_renders_as_before():
 def test_nvcc_compiles_the_gpu_tests_spec(tmp_path, nvcc):  # noqa: ARG001 - nvcc: present
     files = emit.render(load(SPEC), "mi.h")
     compiled, problems = nvcc_problems(files, tmp_path)
-    assert compiled == 29 and not problems, "\n".join(problems)
+    assert compiled == 30 and not problems, "\n".join(problems)
 
 
 def test_nvcc_compiles_the_gpu_tests_spec_as_one_header(tmp_path, nvcc):  # noqa: ARG001 - nvcc: present

@@ -28,6 +28,7 @@ import family_run  # noqa: E402 - tests/gpu, beside this folder
 SANITIZED = (
     "mi_reduce_dot_f32",
     "mi_reduce_masked_i64",
+    "mi_reduce_wsum_u32",
     "mi_reduce_affine8_u32",
     "mi_affine_t2",
     "mi_exscan_affine8_u32",
@@ -51,6 +52,8 @@ def _operator(op) -> str:
     fields = "".join(f" {t.c} {x};" for t, x in zip(op.inputs, xs, strict=True))
     ptrs = ", ".join(f"{t.c} *{x}" for t, x in zip(op.inputs, xs, strict=True))
     moves = "".join(f" {x}[i] = r[i].{x};" for x in xs)
+    widest = max(t.size for t in op.inputs)
+    narrow = any(t.size < widest for t in op.inputs)
     out = [
         f"// ---- {n}: {op.summary}",
         f"struct In_{n} {{{fields} }};",
@@ -71,7 +74,14 @@ def _operator(op) -> str:
         + "".join(f"        exact_free({x});\n" for x in xs)
         + "        this->r = r, this->n = n;\n"
         "        const size_t off = ((uintptr_t)r & 255) ? 1 : 0;\n"
-        + "".join(f"        if (exact_alloc(&{x}, n, off)) return cudaErrorMemoryAllocation;\n" for x in xs)
+        # unaligned, at an odd n only the narrower inputs are one element in (the wider ones'
+        # words then load while the narrower ones go element by element)
+        + ("        const size_t off_wide = off && !(n & 1);\n" if narrow else "")
+        + "".join(
+            f"        if (exact_alloc(&{x}, n, {'off_wide' if narrow and t.size == widest else 'off'}))"
+            " return cudaErrorMemoryAllocation;\n"
+            for t, x in zip(op.inputs, xs, strict=True)
+        )
         + f"        if (n) split_{n}<<<split_blocks(n), 256>>>(r, n, {', '.join(xs)});\n"
         "        return cudaGetLastError();\n    }\n};",
         family_run.host_fn(
