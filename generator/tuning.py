@@ -252,7 +252,7 @@ class ReduceShape:
     pdl_max_bytes: int  # launches with PDL up to this many input bytes
     fold_apart: bool  # captured into a graph, a fold kernel folds the blocks' totals (no ticket)
     min_blocks_by_arch: ByArch = ()  # ... by architecture (by_arch)
-    run: int = 0  # striped, several inputs: a lane's runs of this many elements, narrower inputs in 4-byte words
+    run: int = 0  # striped, several inputs: a lane's runs of this many elements (narrower inputs in whole words)
 
 
 def reduce_shape(inst: Instance) -> ReduceShape:
