@@ -1,6 +1,7 @@
 # Make a traced copy of a generated one-pass scan of one shape (bench/trace/run.sh, sweep.sh): per
-# tile, globaltimer at start, ticket known, thread 0's loads and fold done (before the block scan),
-# prefix known (after the look-back) and the end of warp 0's store (the staged path), and the SM,
+# tile, globaltimer at start (before its tile is known), ticket known, thread 0's loads and fold
+# done (before the block scan), prefix known (after the look-back) and the end of warp 0's store
+# (the staged path), and the SM,
 # into g_trace[tile * 6 + k].  A file of several shapes by n is refused (render one shape: an
 # explicit block and items).  --ticket takes tiles by ticket even where they all fit at once.  Stops
 # with a message if the generated code no longer has the lines it hooks into.
@@ -9,7 +10,7 @@ import sys
 
 STAMPS = 6  # start, loads and fold done, prefix known, end, SM, ticket known
 # where every tile fits on the GPU at once the host picks blockIdx order; without this, tickets always
-BY_BLOCK = re.compile(r"        if \(tiles >= \d+ && tiles <= \(size_t\)at_once\)\n            by_block = 1;\n")
+BY_BLOCK = re.compile(r" +if \(tiles >= \d+ && tiles <= \(size_t\)at_once\)\n +by_block = 1;\n")
 
 
 def ticket_order(s, what="patch_trace"):
@@ -37,10 +38,10 @@ def traced(s, trace="g_trace"):
         '{ unsigned long long t; asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t)); return t; }\n',
         before=False,
     )
-    s = insert(s, "    unsigned int ticket = blockIdx.x;\n", "    const unsigned long long t_start = ag_gtime();\n")
+    s = insert(s, "    unsigned int tile = blockIdx.x;\n", "    const unsigned long long t_start = ag_gtime();\n")
     s = insert(
         s,
-        "    const unsigned int tile = ticket;\n",
+        "        tile = ag_take_ticket(&tile_ticket, work, n_tiles);\n",
         f"    if (threadIdx.x == 0 && {trace}) {{\n"
         "        unsigned int sm;\n"
         '        asm volatile("mov.u32 %0, %smid;" : "=r"(sm));\n'
@@ -52,19 +53,23 @@ def traced(s, trace="g_trace"):
     )
     s = insert(
         s,
-        "    /* block: what precedes this thread inside the tile */",
+        "    /* scan: what precedes this thread inside the tile */",
         f"    if (threadIdx.x == 0 && {trace}) {trace}[tile * {STAMPS} + 1] = ag_gtime();\n",
     )
-    combine = re.search(r"    before = ag_\w+_combine\(tile_prefix, before\);", s)
+    combine = re.search(r"    before = ag_\w+_combine\(prefix, before\);", s)
     if not combine:
-        sys.exit("patch_trace: the generated scan no longer combines tile_prefix")
+        sys.exit("patch_trace: the generated scan no longer combines the tile's prefix")
     s = insert(
         s, combine.group(0), f"    if (threadIdx.x == 0 && {trace}) {trace}[tile * {STAMPS} + 2] = ag_gtime();\n"
     )
+    store = re.search(r"        ag_store_words\([^;]*\);\n", s)
+    if not store:
+        sys.exit("patch_trace: the generated scan no longer stores its words by ag_store_words")
     s = insert(
         s,
-        "        return;\n    } else {",
+        store.group(0),
         f"        if (threadIdx.x == 0 && {trace}) {trace}[tile * {STAMPS} + 3] = ag_gtime();\n",
+        before=False,
     )
     return s
 
