@@ -55,6 +55,15 @@ struct Compose {
     }
 };
 
+// one of a generated function's shapes, timed beside the others: its name in the table, its
+// workspace's size, the function and (the masked sum) how many bytes in its mask starts
+template <class Fn> struct Variant {
+    const char *name;
+    size_t (*ws)(size_t);
+    Fn fn;
+    size_t off = 0;
+};
+
 // CUB's two-phase call: the temporary storage's size, then the call
 template <class F> static void cub_call(F f)
 {
@@ -208,12 +217,7 @@ int main()
     // the recurrence's scan in other shapes, at 2^28 (8 and 16 items a thread also at 2^20 and 2^24)
     {
         typedef cudaError_t (*ScanFn)(const float *, const float *, size_t, affine *, void *, size_t, cudaStream_t);
-        struct Variant {
-            const char *name;
-            size_t (*ws)(size_t);
-            ScanFn fn;
-        };
-        const Variant variants[] = {
+        const Variant<ScanFn> variants[] = {
             { "t16 (default)", bi_scan_recur_f32_workspace_bytes, bi_scan_recur_f32 },
             { "t4", bi_recur_t4_workspace_bytes, bi_recur_t4 },
             { "t16", bi_recur_t16_workspace_bytes, bi_recur_t16 },
@@ -228,7 +232,7 @@ int main()
             { "t16, block 128", bi_recur_t16_b128_workspace_bytes, bi_recur_t16_b128 },
         };
         for (int lg : { 20, 24, 28 })
-        for (const Variant &v : variants) {
+        for (const auto &v : variants) {
             if (lg < 28 && v.fn != bi_recur_t8 && v.fn != bi_recur_t16)
                 continue;
             const size_t n = (size_t)1 << lg;
@@ -247,12 +251,7 @@ int main()
     // the prefix sums of x[i] y[i] in three shapes, at 2^28
     {
         typedef cudaError_t (*ScanFn)(const float *, const float *, size_t, float *, void *, size_t, cudaStream_t);
-        struct Variant {
-            const char *name;
-            size_t (*ws)(size_t);
-            ScanFn fn;
-        };
-        const Variant variants[] = {
+        const Variant<ScanFn> variants[] = {
             { "t8", bi_dotscan_t8_workspace_bytes, bi_dotscan_t8 },
             { "t16", bi_dotscan_t16_workspace_bytes, bi_dotscan_t16 },
             { "t32", bi_dotscan_t32_workspace_bytes, bi_dotscan_t32 },
@@ -265,7 +264,7 @@ int main()
             want += (double)hx[i] * hy[i];
             mag += std::fabs((double)hx[i] * hy[i]);
         }
-        for (const Variant &var : variants) {
+        for (const auto &var : variants) {
             const size_t wb = var.ws(n);
             void *w = nullptr;
             CHECK(cudaMalloc(&w, wb ? wb : 1));
@@ -283,22 +282,16 @@ int main()
     {
         typedef cudaError_t (*ReduceFn)(const double *, const uint8_t *, size_t, double *, void *, size_t,
                                         cudaStream_t);
-        struct Variant {
-            const char *name;
-            size_t (*ws)(size_t);
-            ReduceFn fn;
-            size_t off;
-        };
         // the mask one byte in (and n one less): off its 4-byte words, the values' 16-byte words load
         // beside a byte of the mask at a time (the path of every full tile before runs)
-        const Variant variants[] = {
+        const Variant<ReduceFn> variants[] = {
             { "t8 (default)", bi_reduce_masked_f64_workspace_bytes, bi_reduce_masked_f64, 0 },
             { "t8, mask off", bi_reduce_masked_f64_workspace_bytes, bi_reduce_masked_f64, 1 },
             { "t4", bi_masked_t4_workspace_bytes, bi_masked_t4, 0 },
             { "t12", bi_masked_t12_workspace_bytes, bi_masked_t12, 0 },
             { "t16", bi_masked_t16_workspace_bytes, bi_masked_t16, 0 },
         };
-        for (const Variant &var : variants) {
+        for (const auto &var : variants) {
             const size_t n = MAX - var.off;
             const unsigned char *mk = mask + var.off;
             auto zipm = thrust::make_zip_iterator(thrust::make_tuple(v, mk));
